@@ -1,0 +1,37 @@
+# One command each for a fresh machine with only Python 3.11+ and pip:
+#   make demo   -> creates .venv, installs evalatlas, ingests examples/ and prints the summary
+#   make test   -> creates .venv, installs evalatlas with test deps, runs ruff and the tests
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_DB ?= examples/demo.duckdb
+
+.PHONY: demo test lint bench install clean schemas
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+install: $(BIN)/activate
+	$(BIN)/python -m pip install -q -e ".[dev]"
+
+demo: install
+	rm -f $(DEMO_DB)
+	$(BIN)/evalatlas --db $(DEMO_DB) ingest examples/
+	$(BIN)/evalatlas --db $(DEMO_DB) summary
+
+test: install
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks examples
+
+schemas: install
+	$(BIN)/evalatlas schema --write schemas/
+
+bench: install
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_DB) .pytest_cache

@@ -1,0 +1,1 @@
+"""evalatlas.adapters."""

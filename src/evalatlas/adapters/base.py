@@ -1,0 +1,47 @@
+"""The adapter protocol: one module per foreign format, records out.
+
+An adapter module defines a module-level ``ADAPTER = Adapter(...)``; the registry finds
+it by scanning this package, so adding a format never touches shared files.
+
+``detect(path)`` must be cheap (look at names and a few bytes, never parse a whole
+file). ``read(path)`` streams items: experiment records first when it can, then episodes
+and measurements, and a :class:`~evalatlas.errors.Problem` for every record it rejects,
+so one bad record never hides the good ones beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalatlas.errors import Problem
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
+
+Item = ExperimentRecord | EpisodeRecord | Measurement | Problem
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A foreign format evalatlas can ingest.
+
+    ``kind`` is ``"dir"`` when the adapter claims whole directories (the walk does not
+    descend into a claimed directory) or ``"file"`` when it claims single files.
+    Lower ``priority`` is tried first.
+    """
+
+    name: str
+    kind: str
+    detect: Callable[[Path], bool]
+    read: Callable[[Path], Iterator[Item]]
+    priority: int = 50
+    description: str = ""
+
+
+def head_bytes(path: Path, n: int = 4096) -> bytes:
+    """The first ``n`` bytes of a file, or b"" when unreadable (for cheap sniffing)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(n)
+    except OSError:
+        return b""

@@ -1,0 +1,54 @@
+"""Shared CLI plumbing: the store from ``--db``, the ``--format`` option, output, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from evalatlas.cli.render import OutputFormat
+from evalatlas.errors import EvalAtlasError
+from evalatlas.store.db import Store, resolve_db_path
+
+console = Console()
+err_console = Console(stderr=True)
+
+FormatOption = Annotated[
+    OutputFormat,
+    typer.Option("--format", "-f", help="Output format: table, json, csv or markdown."),
+]
+OutputOption = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+]
+
+
+def db_path(ctx: typer.Context) -> Path:
+    obj = ctx.obj or {}
+    return resolve_db_path(obj.get("db"))
+
+
+def open_store(ctx: typer.Context, *, read_only: bool = False) -> Store:
+    """Open the store named by ``--db``; a clear one-line error instead of a traceback."""
+    try:
+        return Store(db_path(ctx), read_only=read_only)
+    except EvalAtlasError as exc:
+        fail(str(exc))
+        raise  # unreachable, for type checkers
+
+
+def fail(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def emit(text: str | None, output: Path | None = None) -> None:
+    """Write rendered text to ``output`` or stdout (tables are already printed)."""
+    if text is None:
+        return
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+        err_console.print(f"wrote {output}")
+    else:
+        typer.echo(text, nl=False)

@@ -1,0 +1,59 @@
+"""``evalatlas ingest PATH...``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from evalatlas.cli.common import console, err_console, open_store
+from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, ingest_paths
+
+
+def ingest(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="EvalLog or cube directories, JSONL "
+                                                "files, other supported formats, or folders.")],
+    input_format: Annotated[str | None, typer.Option(
+        "--input-format", help="Force one adapter (see `evalatlas formats`).")] = None,
+    batch_size: Annotated[int, typer.Option(help="Records per transaction.")] = DEFAULT_BATCH_SIZE,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Ingest evaluation outputs into the store (idempotent, transactional, streaming)."""
+    with open_store(ctx) as store:
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                      TextColumn("{task.completed:,} records"), TimeElapsedColumn(),
+                      console=err_console, transient=True,
+                      disable=json_out or not err_console.is_terminal) as progress:
+            task = progress.add_task("ingesting", total=None)
+
+            def on_progress(source: str, n: int) -> None:
+                name = Path(source).name if source else "done"
+                progress.update(task, completed=n, description=escape(name[-40:]))
+
+            report = ingest_paths(store, paths, fmt=input_format, batch_size=batch_size,
+                                  on_progress=on_progress)
+        db = store.path
+    if json_out:
+        typer.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        console.print(
+            f"ingested {report.experiments:,} experiments, {report.episodes:,} episodes, "
+            f"{report.measurements:,} measurements from {report.sources:,} sources "
+            f"into {escape(str(db))}", highlight=False)
+        if report.rejected:
+            err_console.print(f"[yellow]rejected {report.rejected:,} records[/]; first ones:",
+                              highlight=False)
+            for p in report.problems[:10]:
+                err_console.print(f"  {escape(str(p))}", highlight=False)
+            err_console.print("list them all with: evalatlas quarantine", highlight=False)
+    if report.rejected and not (report.episodes or report.experiments or report.measurements):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest)

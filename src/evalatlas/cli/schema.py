@@ -1,0 +1,36 @@
+"""``evalatlas schema``: the JSON Schema of each record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalatlas.records.schemas import all_schemas
+
+
+def schema_cmd(
+    name: Annotated[str | None, typer.Argument(help="One record name; default: all.")] = None,
+    write: Annotated[Path | None, typer.Option(
+        "--write", help="Write one <Record>.schema.json per record into this directory.")] = None,
+) -> None:
+    """Print (or write) the JSON Schema of the records."""
+    schemas = all_schemas()
+    if name is not None:
+        if name not in schemas:
+            typer.echo(f"unknown record {name!r}; known: {', '.join(schemas)}", err=True)
+            raise typer.Exit(2)
+        schemas = {name: schemas[name]}
+    if write is not None:
+        write.mkdir(parents=True, exist_ok=True)
+        for n, s in schemas.items():
+            (write / f"{n}.schema.json").write_text(json.dumps(s, indent=2) + "\n")
+        typer.echo(f"wrote {len(schemas)} schemas to {write}")
+        return
+    typer.echo(json.dumps(schemas if name is None else schemas[name], indent=2))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("schema")(schema_cmd)

@@ -1,0 +1,68 @@
+"""``evalatlas summary``: one row per agent (or other grouping)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
+from evalatlas.cli.render import OutputFormat, fmt_value, render
+from evalatlas.store.queries import summary
+
+
+def _rate(row: dict[str, Any]) -> str:
+    r = row["success_rate"]
+    return f"{100 * r:.1f}% [{100 * row['success_rate_ci_low']:.1f}, " \
+           f"{100 * row['success_rate_ci_high']:.1f}]"
+
+
+def _cost(row: dict[str, Any]) -> str:
+    text = "-" if row["total_cost_usd"] is None else f"${row['total_cost_usd']:,.4f}"
+    if row["cost_unknown_episodes"]:
+        text += f" (+{row['cost_unknown_episodes']} unknown)"
+    return text
+
+
+def _errors(row: dict[str, Any]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in row["errors_by_type"].items()) or "-"
+
+
+def summary_cmd(
+    ctx: typer.Context,
+    by: Annotated[str, typer.Option("--by", help="Group by agent, experiment, benchmark, "
+                                    "model, task, status or label:<name>; comma-separate "
+                                    "for several.")] = "agent",
+    experiment: Annotated[list[str] | None, typer.Option(
+        "--experiment", "-e", help="Only these experiments (id or name).")] = None,
+    confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.95,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Success rate with a Wilson interval, errors, tokens, cost and time per group."""
+    groups = [b.strip() for b in by.split(",") if b.strip()]
+    with open_store(ctx, read_only=True) as store:
+        try:
+            rows = summary(store, groups, experiment=experiment, confidence=confidence)
+        except ValueError as exc:
+            fail(str(exc))
+    pct = f"{round(100 * confidence)}%"
+    columns = [(g, g) for g in groups] + [
+        ("experiments", "exps"), ("episodes", "episodes"), ("tasks", "tasks"),
+        ("success_rate", f"success [{pct} CI]", _rate),
+        ("mean_reward", "mean reward"),
+        ("errors_by_type", "errors", _errors),
+        ("total_tokens", "tokens"),
+        ("mean_tokens", "tokens/ep", lambda r: fmt_value(r["mean_tokens"], 0)),
+        ("total_cost_usd", "cost", _cost),
+        ("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1)),
+    ]
+    notes = []
+    if not rows:
+        notes.append("the store has no episodes; run `evalatlas ingest PATH` first")
+    emit(render(rows, columns, fmt, schema="evalatlas.summary/1", title="Summary",
+                meta={"group_by": groups, "confidence": confidence}, notes=notes), output)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("summary")(summary_cmd)

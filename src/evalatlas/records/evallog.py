@@ -1,0 +1,186 @@
+"""EvalLog: the two-level container and its on-disk layout (seed 002).
+
+::
+
+    <output_dir>/experiment_record.json
+    <output_dir>/episodes/<trajectory_id>/episode_record.json
+    <output_dir>/episodes/<trajectory_id>/measurements.jsonl     (evalatlas extension)
+
+Differences from cube-harness, on purpose:
+
+- ``load`` skips retried-attempt directories ``<id>.archived_<ts>`` (upstream quirk 1
+  double-counted retries);
+- writes are atomic (temporary file + rename);
+- a bad episode file does not stop a load: it is recorded in ``problems`` with its path
+  and reason, unless ``strict=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from evalatlas.errors import EvalAtlasError, InputError, Problem
+from evalatlas.records.ids import ARCHIVED_MARKER, check_safe_id
+from evalatlas.records.jsonio import (
+    atomic_write_text,
+    describe_json_error,
+    dumps,
+    loads_strict,
+    read_json_file,
+)
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement, Record
+from evalatlas.records.validate import parse_record
+
+EXPERIMENT_FILE = "experiment_record.json"
+EPISODE_FILE = "episode_record.json"
+MEASUREMENTS_FILE = "measurements.jsonl"
+EPISODES_DIR = "episodes"
+
+
+def record_json(record: Record, *, indent: int | None = None) -> str:
+    """The canonical JSON text of a record (seed field names, no NaN)."""
+    return dumps(record.model_dump(mode="json"), indent=indent)
+
+
+class EvalLog(Record):
+    """One experiment record plus its episode records (and measurements)."""
+
+    experiment: ExperimentRecord
+    episodes: list[EpisodeRecord] = Field(default_factory=list)
+    measurements: list[Measurement] = Field(default_factory=list)
+
+    _problems: list[Problem] = PrivateAttr(default_factory=list)
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Files skipped by the last :meth:`load`, with their reasons."""
+        return self._problems
+
+    @model_validator(mode="after")
+    def _same_experiment(self) -> EvalLog:
+        eid = self.experiment.experiment_id
+        for ep in self.episodes:
+            if ep.experiment_id != eid:
+                raise ValueError(
+                    f"episode {ep.trajectory_id!r} has experiment_id {ep.experiment_id!r}, "
+                    f"expected {eid!r} (seed 002 invariant 4)"
+                )
+        seen: set[str] = set()
+        for ep in self.episodes:
+            if ep.trajectory_id in seen:
+                raise ValueError(f"duplicate trajectory_id {ep.trajectory_id!r}")
+            seen.add(ep.trajectory_id)
+        return self
+
+    def save(self, output_dir: Path | str) -> None:
+        """Write the experiment record and one episode record per trajectory, atomically."""
+        root = Path(output_dir)
+        atomic_write_text(root / EXPERIMENT_FILE, record_json(self.experiment, indent=2))
+        by_traj: dict[str, list[Measurement]] = {}
+        for m in self.measurements:
+            by_traj.setdefault(m.trajectory_id, []).append(m)
+        for ep in self.episodes:
+            ep_dir = root / EPISODES_DIR / check_safe_id(ep.trajectory_id)
+            atomic_write_text(ep_dir / EPISODE_FILE, record_json(ep, indent=2))
+            ms = by_traj.pop(ep.trajectory_id, [])
+            if ms:
+                text = "".join(record_json(m) + "\n" for m in ms)
+                atomic_write_text(ep_dir / MEASUREMENTS_FILE, text)
+        if by_traj:
+            missing = ", ".join(sorted(by_traj))
+            raise EvalAtlasError(f"measurements refer to unknown trajectories: {missing}")
+
+    @classmethod
+    def load(cls, output_dir: Path | str, *, strict: bool = False) -> EvalLog:
+        """Read an EvalLog directory. Bad episode files go to ``problems`` unless strict."""
+        root = Path(output_dir)
+        experiment = parse_record(ExperimentRecord, read_json_file(root / EXPERIMENT_FILE),
+                                  file=str(root / EXPERIMENT_FILE))
+        episodes: list[EpisodeRecord] = []
+        measurements: list[Measurement] = []
+        problems: list[Problem] = []
+        for item in iter_episode_dir(root, experiment.experiment_id):
+            if isinstance(item, Problem):
+                if strict:
+                    raise InputError(item)
+                problems.append(item)
+            elif isinstance(item, EpisodeRecord):
+                episodes.append(item)
+            else:
+                measurements.append(item)
+        log = cls(experiment=experiment, episodes=episodes, measurements=measurements)
+        log._problems = problems
+        return log
+
+    def to_jsonl(self, path: Path | str) -> None:
+        """Write one self-contained EpisodeRecord per line (seed 002 invariant 5)."""
+        text = "".join(record_json(ep) + "\n" for ep in self.episodes)
+        atomic_write_text(Path(path), text)
+
+
+def episode_dirs(root: Path) -> list[Path]:
+    """Episode directories in sorted order, without retried-attempt archives."""
+    ep_root = root / EPISODES_DIR
+    if not ep_root.is_dir():
+        return []
+    return sorted(
+        p for p in ep_root.iterdir() if p.is_dir() and ARCHIVED_MARKER not in p.name
+    )
+
+
+def iter_episode_dir(
+    root: Path, experiment_id: str
+) -> Iterator[EpisodeRecord | Measurement | Problem]:
+    """Stream the episodes (and their measurements) of one EvalLog directory.
+
+    Yields a :class:`Problem` for each file that cannot be read, so a caller can report
+    and continue. Episodes whose ``experiment_id`` differs from the experiment's are
+    problems too (invariant 4), as are records whose trajectory_id is not their
+    directory's name (a copied or renamed directory would otherwise double-count).
+    """
+    seen: set[str] = set()
+    for ep_dir in episode_dirs(root):
+        path = ep_dir / EPISODE_FILE
+        if not path.exists():
+            continue  # a trajectory directory without an exported record
+        try:
+            ep = parse_record(EpisodeRecord, read_json_file(path), file=str(path))
+        except InputError as exc:
+            yield exc.problem
+            continue
+        if ep.experiment_id != experiment_id:
+            yield Problem(str(path), f"experiment_id {ep.experiment_id!r} does not match the "
+                          f"experiment record's {experiment_id!r} (seed 002 invariant 4)",
+                          field="experiment_id", record=ep.trajectory_id)
+            continue
+        if ep.trajectory_id in seen:
+            yield Problem(str(path), "duplicate trajectory_id", field="trajectory_id",
+                          record=ep.trajectory_id)
+            continue
+        seen.add(ep.trajectory_id)
+        yield ep
+        mpath = ep_dir / MEASUREMENTS_FILE
+        if mpath.exists():
+            yield from iter_jsonl_records(mpath, Measurement)
+
+
+def iter_jsonl_records(
+    path: Path, model: type[EpisodeRecord] | type[Measurement]
+) -> Iterator[EpisodeRecord | Measurement | Problem]:
+    """Stream a JSONL file of one record type, one Problem per bad line."""
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = loads_strict(raw.decode("utf-8"))
+            except Exception as exc:  # decode or JSON error
+                yield Problem(str(path), describe_json_error(exc), line=lineno)
+                continue
+            try:
+                yield parse_record(model, data, file=str(path), line=lineno)
+            except InputError as exc:
+                yield exc.problem

@@ -1,0 +1,81 @@
+"""Strict JSON reading and atomic writing.
+
+Strict because Python's ``json`` accepts ``NaN`` and ``Infinity``, which are not JSON
+and which EEE's validator rejects; a metric fed an ``Infinity`` reward is silently wrong.
+Atomic because a crash mid-write must never leave a half-written record behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from evalatlas.errors import InputError
+
+
+class NonFiniteJSONError(ValueError):
+    """A JSON text contained NaN, Infinity or -Infinity."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise NonFiniteJSONError(f"non-finite number {name} is not valid JSON")
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """``json.loads`` that rejects NaN / Infinity literals."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def describe_json_error(exc: Exception) -> str:
+    """A one-line reason for a JSON parse failure, naming the position."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+    return str(exc)
+
+
+def read_json_file(path: Path) -> Any:
+    """Read one JSON document, raising :class:`InputError` naming the file on any failure."""
+    if path.is_dir():
+        raise InputError.at(path, "is a directory, expected a JSON file")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError.at(path, f"cannot read: {exc.strerror or exc}") from exc
+    if not raw.strip():
+        raise InputError.at(path, "empty file")
+    try:
+        return loads_strict(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, NonFiniteJSONError) as exc:
+        raise InputError.at(path, describe_json_error(exc)) from exc
+
+
+def dumps(value: Any, *, indent: int | None = None) -> str:
+    """Serialise with NaN forbidden (raises) so nothing non-standard is ever written."""
+    return json.dumps(value, indent=indent, allow_nan=False, ensure_ascii=False)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same directory + rename.
+
+    ``os.replace`` is atomic on POSIX and Windows, so readers see the old file or the
+    new one, never a mixture; the data is fsynced before the rename.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

@@ -1,0 +1,14 @@
+"""JSON Schemas of the records, as published under ``schemas/``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalatlas.records.evallog import EvalLog
+from evalatlas.records.models import RECORD_MODELS
+
+
+def all_schemas() -> dict[str, dict[str, Any]]:
+    """Record name -> JSON Schema (validation mode: what evalatlas accepts)."""
+    models = {**RECORD_MODELS, "EvalLog": EvalLog}
+    return {name: model.model_json_schema() for name, model in models.items()}

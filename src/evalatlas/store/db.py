@@ -1,0 +1,159 @@
+"""The store: one DuckDB file holding everything ingested.
+
+Writes go through :meth:`Store.write_batch`, one transaction per batch: a killed process
+leaves the store as it was before the batch (DuckDB rolls back an uncommitted WAL on
+open). Upserts use the tables' primary keys, so writing the same records twice changes
+nothing and a retried episode replaces the earlier one.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from evalatlas.errors import Problem, StoreError
+from evalatlas.store.schema import (
+    DDL,
+    EPISODE_COLUMNS,
+    EXPERIMENT_COLUMNS,
+    MEASUREMENT_COLUMNS,
+    QUARANTINE_COLUMNS,
+    SCHEMA_VERSION,
+)
+
+DEFAULT_DB = "evalatlas.duckdb"
+ENV_DB = "EVALATLAS_DB"
+
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    "VARCHAR": pa.string(),
+    "JSON": pa.string(),
+    "DOUBLE": pa.float64(),
+    "BIGINT": pa.int64(),
+    "INTEGER": pa.int32(),
+    "BOOLEAN": pa.bool_(),
+    "VARCHAR[]": pa.list_(pa.string()),
+    "DOUBLE[]": pa.list_(pa.float64()),
+    "TIMESTAMP": pa.timestamp("us"),
+}
+
+
+def resolve_db_path(db: str | Path | None = None) -> Path:
+    """``--db`` if given, else ``$EVALATLAS_DB``, else ``./evalatlas.duckdb``."""
+    if db:
+        return Path(db)
+    return Path(os.environ.get(ENV_DB) or DEFAULT_DB)
+
+
+def problem_key(p: Problem) -> str:
+    text = "\x1f".join(str(x) for x in (p.file, p.line, p.record, p.field, p.reason))
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+
+
+class Store:
+    """A connection to one store file. Use as a context manager."""
+
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+        self.path = resolve_db_path(path)
+        if read_only and not self.path.exists():
+            raise StoreError(f"store {self.path} does not exist; run `evalatlas ingest` first")
+        try:
+            if not read_only:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except (duckdb.Error, OSError) as exc:
+            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+        if not read_only:
+            self.con.execute(DDL)
+            self.con.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
+            )
+        self._schemas: dict[str, pa.Schema] = {}
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.con.close()
+
+    # -- reading --------------------------------------------------------------
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Run SQL and return rows as dicts (for small results)."""
+        cur = self.con.execute(sql, params or [])
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+    def query_arrays(self, sql: str, params: Sequence[Any] | None = None) -> dict[str, Any]:
+        """Run SQL and return columns as numpy arrays (for large numeric results)."""
+        return self.con.execute(sql, params or []).fetchnumpy()
+
+    def count(self, table: str) -> int:
+        return int(self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    # -- writing --------------------------------------------------------------
+    def _schema(self, table: str, columns: list[str]) -> pa.Schema:
+        if table not in self._schemas:
+            types = {r[0]: r[1] for r in self.con.execute(f"DESCRIBE {table}").fetchall()}
+            self._schemas[table] = pa.schema([(c, _ARROW_TYPES[types[c]]) for c in columns])
+        return self._schemas[table]
+
+    def _insert(self, table: str, columns: list[str], rows: list[tuple]) -> None:
+        if not rows:
+            return
+        schema = self._schema(table, columns)
+        cols = list(zip(*rows, strict=True))
+        arrays = [pa.array(list(col), type=schema.field(i).type) for i, col in enumerate(cols)]
+        tbl = pa.Table.from_arrays(arrays, schema=schema)
+        name = f"_evalatlas_{table}_batch"
+        self.con.register(name, tbl)
+        try:
+            self.con.execute(f"INSERT OR REPLACE INTO {table} SELECT * FROM {name}")
+        finally:
+            self.con.unregister(name)
+
+    def next_batch_id(self) -> int:
+        row = self.con.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM ingest_batches")
+        return int(row.fetchone()[0])
+
+    def write_batch(
+        self,
+        *,
+        batch_id: int,
+        experiments: list[tuple],
+        episodes: list[tuple],
+        measurements: list[tuple],
+        problems: list[Problem],
+        sources: list[str],
+        started_at: _dt.datetime,
+    ) -> None:
+        """Write one batch in one transaction: all of it lands, or none of it."""
+        now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+        qrows = [
+            (problem_key(p), p.file, p.line, p.record, p.field, p.reason, batch_id, now)
+            for p in problems
+        ]
+        qrows = list({r[0]: r for r in qrows}.values())
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            self._insert("experiments", EXPERIMENT_COLUMNS, experiments)
+            self._insert("episodes", EPISODE_COLUMNS, episodes)
+            self._insert("measurements", MEASUREMENT_COLUMNS, measurements)
+            self._insert("quarantine", QUARANTINE_COLUMNS, qrows)
+            self.con.execute(
+                "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [batch_id, started_at.replace(tzinfo=None), now, len(experiments),
+                 len(episodes), len(measurements), len(qrows), sources],
+            )
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise

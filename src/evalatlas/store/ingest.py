@@ -1,0 +1,162 @@
+"""Ingest: walk input paths, adapt foreign formats to records, write them in batches.
+
+Streaming: items flow from adapters into a bounded batch buffer, so memory does not grow
+with input size. Transactional: each batch is one DuckDB transaction. Idempotent: rows
+are upserted by primary key, and within a batch the last occurrence of a key wins.
+Rejected input is quarantined with its location and reason; nothing good next to it is
+dropped.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalatlas.adapters.registry import plan
+from evalatlas.errors import Problem
+from evalatlas.pricing import fill_missing_cost
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
+from evalatlas.store.db import Store
+from evalatlas.store.rows import episode_row, experiment_row, measurement_row
+
+DEFAULT_BATCH_SIZE = 50_000
+
+
+@dataclass
+class IngestReport:
+    """What one ingest did. ``problems`` holds at most ``max_problems`` examples."""
+
+    experiments: int = 0
+    episodes: int = 0
+    measurements: int = 0
+    rejected: int = 0
+    batches: int = 0
+    sources: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    max_problems: int = 50
+
+    def add_problem(self, p: Problem) -> None:
+        self.rejected += 1
+        if len(self.problems) < self.max_problems:
+            self.problems.append(p)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "experiments": self.experiments,
+            "episodes": self.episodes,
+            "measurements": self.measurements,
+            "rejected": self.rejected,
+            "batches": self.batches,
+            "sources": self.sources,
+            "problems": [
+                {"file": p.file, "line": p.line, "record": p.record, "field": p.field,
+                 "reason": p.reason}
+                for p in self.problems
+            ],
+        }
+
+
+class _Batch:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.experiments: dict[str, tuple] = {}
+        self.episodes: dict[tuple[str, str], tuple] = {}
+        self.measurements: dict[tuple[str, str, str], tuple] = {}
+        self.problems: list[Problem] = []
+        self.sources: list[str] = []
+        self.started = _dt.datetime.now(_dt.UTC)
+        self.batch_id = store.next_batch_id()
+
+    @property
+    def size(self) -> int:
+        return (len(self.experiments) + len(self.episodes) + len(self.measurements)
+                + len(self.problems))
+
+    def flush(self, report: IngestReport) -> None:
+        if self.size == 0:
+            return
+        self.store.write_batch(
+            batch_id=self.batch_id,
+            experiments=list(self.experiments.values()),
+            episodes=list(self.episodes.values()),
+            measurements=list(self.measurements.values()),
+            problems=self.problems,
+            sources=self.sources,
+            started_at=self.started,
+        )
+        report.batches += 1
+        self.experiments.clear()
+        self.episodes.clear()
+        self.measurements.clear()
+        self.problems.clear()
+        self.sources = self.sources[-1:]  # the current source continues in the next batch
+        self.started = _dt.datetime.now(_dt.UTC)
+        self.batch_id += 1
+
+
+def ingest_paths(
+    store: Store,
+    paths: Iterable[str | Path],
+    *,
+    fmt: str | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    on_progress: Callable[[str, int], None] | None = None,
+) -> IngestReport:
+    """Ingest every recognised input under ``paths`` into ``store``.
+
+    ``on_progress(source, n_items)`` is called as sources start and every few thousand
+    items, for progress bars. Returns counts and example problems.
+    """
+    report = IngestReport()
+    batch = _Batch(store)
+    models: dict[str, str | None] = {}  # experiment_id -> agent llm_model, for pricing
+    n_items = 0
+    for step in plan([Path(p) for p in paths], fmt):
+        if isinstance(step, Problem):
+            batch.problems.append(step)
+            report.add_problem(step)
+            continue
+        path, adapter = step
+        source = str(path)
+        report.sources += 1
+        batch.sources.append(source)
+        if on_progress:
+            on_progress(source, n_items)
+        try:
+            items = adapter.read(path)
+            for item in items:
+                n_items += 1
+                if isinstance(item, Problem):
+                    batch.problems.append(item)
+                    report.add_problem(item)
+                elif isinstance(item, EpisodeRecord):
+                    model = models.get(item.experiment_id)
+                    if item.usage.total_cost_usd is None:
+                        item.usage = fill_missing_cost(item.usage, model)
+                    batch.episodes[(item.experiment_id, item.trajectory_id)] = episode_row(
+                        item, source, batch.batch_id, model)
+                    report.episodes += 1
+                elif isinstance(item, ExperimentRecord):
+                    models[item.experiment_id] = item.agent.llm_model
+                    batch.experiments[item.experiment_id] = experiment_row(
+                        item, source, batch.batch_id)
+                    report.experiments += 1
+                elif isinstance(item, Measurement):
+                    batch.measurements[(item.experiment_id, item.trajectory_id,
+                                        item.benchmark)] = measurement_row(
+                        item, source, batch.batch_id)
+                    report.measurements += 1
+                if batch.size >= batch_size:
+                    batch.flush(report)
+                if on_progress and n_items % 5000 == 0:
+                    on_progress(source, n_items)
+        except Exception as exc:  # an adapter bug must not lose the batch of others' data
+            p = Problem(source, f"adapter {adapter.name!r} failed: {type(exc).__name__}: {exc}")
+            batch.problems.append(p)
+            report.add_problem(p)
+    batch.flush(report)
+    if on_progress:
+        on_progress("", n_items)
+    return report

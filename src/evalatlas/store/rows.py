@@ -1,0 +1,142 @@
+"""Records <-> store rows. The only place that knows how records are flattened."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evalatlas.records.models import (
+    AgentInfo,
+    EpisodeRecord,
+    ExperimentRecord,
+    Measurement,
+    UsageSummary,
+)
+
+
+def _j(value: Any) -> str | None:
+    """JSON text for a JSON column; None stays SQL NULL."""
+    if value is None:
+        return None
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    return json.dumps(value, allow_nan=False, ensure_ascii=False)
+
+
+def _uj(text: str | None) -> Any:
+    return json.loads(text) if text is not None else None
+
+
+def experiment_row(exp: ExperimentRecord, source: str | None, batch: int) -> tuple:
+    a = exp.agent
+    return (
+        exp.experiment_id, exp.experiment_name, exp.timestamp, exp.framework_name,
+        exp.framework_version, a.agent_id, a.display_name, a.config_type, a.llm_model, _j(a),
+        exp.benchmark_name, exp.benchmark_version, exp.benchmark_subset.name,
+        exp.benchmark_subset.n_tasks, exp.benchmark_subset.filter,
+        _j(exp.investigator_llm_config), _j(exp.labels), _j(exp.extra), source, batch,
+    )
+
+
+def episode_row(
+    ep: EpisodeRecord, source: str | None, batch: int, default_model: str | None = None
+) -> tuple:
+    u = ep.usage
+    return (
+        ep.experiment_id, ep.trajectory_id, ep.task_id, ep.task_version_hash, ep.attempt,
+        ep.seed, ep.split, ep.task_description, list(ep.tool_names), ep.success, ep.reward,
+        ep.status, ep.error_type, ep.error_message, ep.n_steps, ep.n_agent_steps,
+        ep.n_env_steps, ep.wall_time_s, ep.timestamp, u.prompt_tokens, u.completion_tokens,
+        u.total_tokens, u.cached_tokens, u.cache_creation_tokens, u.reasoning_tokens,
+        u.total_cost_usd, u.cost_source, u.n_llm_calls, u.model, u.model or default_model,
+        _j(ep.judge_usage), _j(ep.scores), ep.input_text, ep.output_text, ep.expected_text,
+        ep.retrieved_sources, ep.expected_sources, _j(ep.verifier), _j(ep.findings),
+        _j(ep.investigation_metadata), _j(ep.extra), source, batch,
+    )
+
+
+def measurement_row(m: Measurement, source: str | None, batch: int) -> tuple:
+    return (
+        m.experiment_id, m.trajectory_id, m.benchmark, m.module, m.class_name, m.function,
+        m.params, m.unit, m.baseline_samples, m.agent_samples, m.oracle_samples,
+        m.baseline_time, m.agent_time, m.oracle_time, m.speedup_agent, m.speedup_oracle,
+        m.advantage, m.valid, m.fallback_to_baseline, _j(m.extra), source, batch,
+    )
+
+
+def experiment_from_row(row: dict[str, Any]) -> ExperimentRecord:
+    return ExperimentRecord(
+        experiment_id=row["experiment_id"],
+        experiment_name=row["experiment_name"],
+        timestamp=row["timestamp"],
+        framework_name=row["framework_name"],
+        framework_version=row["framework_version"],
+        agent=AgentInfo.model_validate(_uj(row["agent"])),
+        benchmark_name=row["benchmark_name"],
+        benchmark_version=row["benchmark_version"],
+        benchmark_subset={
+            "name": row["subset_name"],
+            "n_tasks": row["subset_n_tasks"],
+            "filter": row["subset_filter"],
+        },
+        investigator_llm_config=_uj(row["investigator_llm_config"]),
+        labels=_uj(row["labels"]) or {},
+        extra=_uj(row["extra"]) or {},
+    )
+
+
+def episode_from_row(row: dict[str, Any]) -> EpisodeRecord:
+    usage = UsageSummary.model_construct(
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        total_tokens=row["total_tokens"],
+        cached_tokens=row["cached_tokens"],
+        cache_creation_tokens=row["cache_creation_tokens"],
+        reasoning_tokens=row["reasoning_tokens"],
+        total_cost_usd=row["cost_usd"],
+        cost_source=row["cost_source"],
+        n_llm_calls=row["n_llm_calls"],
+        model=row["usage_model"],
+    )
+    judge = _uj(row["judge_usage"])
+    return EpisodeRecord.model_validate(
+        {
+            "experiment_id": row["experiment_id"],
+            "task_id": row["task_id"],
+            "task_version_hash": row["task_version_hash"],
+            "seed": row["seed"],
+            "split": row["split"],
+            "task_description": row["task_description"],
+            "tool_names": row["tool_names"] or [],
+            "success": row["success"],
+            "reward": row["reward"],
+            "error_type": row["error_type"],
+            "n_steps": row["n_steps"],
+            "n_agent_steps": row["n_agent_steps"],
+            "n_env_steps": row["n_env_steps"],
+            "wall_time_s": row["wall_time_s"],
+            "usage": usage.model_dump(),
+            "trajectory_id": row["trajectory_id"],
+            "timestamp": row["timestamp"],
+            "verifier": _uj(row["verifier"]),
+            "findings": _uj(row["findings"]),
+            "attempt": row["attempt"],
+            "status": row["status"],
+            "error_message": row["error_message"],
+            "scores": _uj(row["scores"]) or {},
+            "input_text": row["input_text"],
+            "output_text": row["output_text"],
+            "expected_text": row["expected_text"],
+            "retrieved_sources": row["retrieved_sources"],
+            "expected_sources": row["expected_sources"],
+            "judge_usage": judge,
+            "investigation_metadata": _uj(row["investigation_metadata"]),
+            "extra": _uj(row["extra"]) or {},
+        }
+    )
+
+
+def measurement_from_row(row: dict[str, Any]) -> Measurement:
+    data = {k: row[k] for k in Measurement.model_fields if k in row}
+    data["extra"] = _uj(row.get("extra")) or {}
+    return Measurement.model_validate(data)

@@ -1,0 +1,170 @@
+"""DuckDB schema of the store. Column names are the record contract's, flattened.
+
+Public: users query these tables directly (``duckdb evalatlas.duckdb``) and other
+modules write SQL against them, so changes here are schema migrations
+(bump :data:`SCHEMA_VERSION`).
+
+- ``experiments``: one row per ExperimentRecord; ``labels``/``extra`` are JSON.
+- ``episodes``: one row per EpisodeRecord; usage is flattened (``prompt_tokens`` ...
+  ``cost_usd``, ``cost_source``); ``llm_model`` is the usage model, else the agent's;
+  ``scores``/``extra`` are JSON objects (``scores->>'$.correctness'``).
+- ``measurements``: one row per benchmark per episode.
+- ``quarantine``: rejected input, with file, line, record, field and reason.
+- ``ingest_batches``: one row per committed batch.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+
+CREATE TABLE IF NOT EXISTS experiments (
+    experiment_id VARCHAR PRIMARY KEY,
+    experiment_name VARCHAR,
+    timestamp DOUBLE,
+    framework_name VARCHAR,
+    framework_version VARCHAR,
+    agent_id VARCHAR,
+    agent_name VARCHAR,
+    agent_config_type VARCHAR,
+    llm_model VARCHAR,
+    agent JSON,
+    benchmark_name VARCHAR,
+    benchmark_version VARCHAR,
+    subset_name VARCHAR,
+    subset_n_tasks BIGINT,
+    subset_filter VARCHAR,
+    investigator_llm_config JSON,
+    labels JSON,
+    extra JSON,
+    source_file VARCHAR,
+    ingest_batch BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS episodes (
+    experiment_id VARCHAR,
+    trajectory_id VARCHAR,
+    task_id VARCHAR,
+    task_version_hash VARCHAR,
+    attempt INTEGER,
+    seed BIGINT,
+    split VARCHAR,
+    task_description VARCHAR,
+    tool_names VARCHAR[],
+    success BOOLEAN,
+    reward DOUBLE,
+    status VARCHAR,
+    error_type VARCHAR,
+    error_message VARCHAR,
+    n_steps BIGINT,
+    n_agent_steps BIGINT,
+    n_env_steps BIGINT,
+    wall_time_s DOUBLE,
+    timestamp DOUBLE,
+    prompt_tokens BIGINT,
+    completion_tokens BIGINT,
+    total_tokens BIGINT,
+    cached_tokens BIGINT,
+    cache_creation_tokens BIGINT,
+    reasoning_tokens BIGINT,
+    cost_usd DOUBLE,
+    cost_source VARCHAR,
+    n_llm_calls BIGINT,
+    usage_model VARCHAR,
+    llm_model VARCHAR,
+    judge_usage JSON,
+    scores JSON,
+    input_text VARCHAR,
+    output_text VARCHAR,
+    expected_text VARCHAR,
+    retrieved_sources VARCHAR[],
+    expected_sources VARCHAR[],
+    verifier JSON,
+    findings JSON,
+    investigation_metadata JSON,
+    extra JSON,
+    source_file VARCHAR,
+    ingest_batch BIGINT,
+    PRIMARY KEY (experiment_id, trajectory_id)
+);
+
+CREATE TABLE IF NOT EXISTS measurements (
+    experiment_id VARCHAR,
+    trajectory_id VARCHAR,
+    benchmark VARCHAR,
+    module VARCHAR,
+    class_name VARCHAR,
+    function VARCHAR,
+    params VARCHAR,
+    unit VARCHAR,
+    baseline_samples DOUBLE[],
+    agent_samples DOUBLE[],
+    oracle_samples DOUBLE[],
+    baseline_time DOUBLE,
+    agent_time DOUBLE,
+    oracle_time DOUBLE,
+    speedup_agent DOUBLE,
+    speedup_oracle DOUBLE,
+    advantage DOUBLE,
+    valid BOOLEAN,
+    fallback_to_baseline BOOLEAN,
+    extra JSON,
+    source_file VARCHAR,
+    ingest_batch BIGINT,
+    PRIMARY KEY (experiment_id, trajectory_id, benchmark)
+);
+
+CREATE TABLE IF NOT EXISTS quarantine (
+    problem_key VARCHAR PRIMARY KEY,
+    source_file VARCHAR,
+    line BIGINT,
+    record VARCHAR,
+    field VARCHAR,
+    reason VARCHAR,
+    ingest_batch BIGINT,
+    rejected_at TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS ingest_batches (
+    batch_id BIGINT PRIMARY KEY,
+    started_at TIMESTAMP,
+    committed_at TIMESTAMP,
+    n_experiments BIGINT,
+    n_episodes BIGINT,
+    n_measurements BIGINT,
+    n_rejected BIGINT,
+    sources VARCHAR[]
+);
+"""
+
+EXPERIMENT_COLUMNS = [
+    "experiment_id", "experiment_name", "timestamp", "framework_name", "framework_version",
+    "agent_id", "agent_name", "agent_config_type", "llm_model", "agent", "benchmark_name",
+    "benchmark_version", "subset_name", "subset_n_tasks", "subset_filter",
+    "investigator_llm_config", "labels", "extra", "source_file", "ingest_batch",
+]
+
+EPISODE_COLUMNS = [
+    "experiment_id", "trajectory_id", "task_id", "task_version_hash", "attempt", "seed",
+    "split", "task_description", "tool_names", "success", "reward", "status", "error_type",
+    "error_message", "n_steps", "n_agent_steps", "n_env_steps", "wall_time_s", "timestamp",
+    "prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens",
+    "cache_creation_tokens", "reasoning_tokens", "cost_usd", "cost_source", "n_llm_calls",
+    "usage_model", "llm_model", "judge_usage", "scores", "input_text", "output_text",
+    "expected_text", "retrieved_sources", "expected_sources", "verifier", "findings",
+    "investigation_metadata", "extra", "source_file", "ingest_batch",
+]
+
+MEASUREMENT_COLUMNS = [
+    "experiment_id", "trajectory_id", "benchmark", "module", "class_name", "function",
+    "params", "unit", "baseline_samples", "agent_samples", "oracle_samples", "baseline_time",
+    "agent_time", "oracle_time", "speedup_agent", "speedup_oracle", "advantage", "valid",
+    "fallback_to_baseline", "extra", "source_file", "ingest_batch",
+]
+
+QUARANTINE_COLUMNS = [
+    "problem_key", "source_file", "line", "record", "field", "reason", "ingest_batch",
+    "rejected_at",
+]
