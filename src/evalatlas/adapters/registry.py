@@ -67,12 +67,13 @@ def plan(paths: list[Path], fmt: str | None = None) -> Iterator[tuple[Path, Adap
         yield from _walk(path, forced, explicit=True)
 
 
-def _walk(path: Path, forced: Adapter | None, explicit: bool) -> Iterator[tuple[Path, Adapter] | Problem]:
+def _walk(
+    path: Path, forced: Adapter | None, explicit: bool
+) -> Iterator[tuple[Path, Adapter] | Problem]:
     if forced is not None:
-        if (forced.kind == "dir") == path.is_dir():
-            if forced.detect(path) or explicit:
-                yield (path, forced)
-                return
+        if (forced.kind == "dir") == path.is_dir() and (forced.detect(path) or explicit):
+            yield (path, forced)
+            return
     else:
         adapter = detect(path)
         if adapter is not None:

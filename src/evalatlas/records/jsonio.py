@@ -7,6 +7,7 @@ Atomic because a crash mid-write must never leave a half-written record behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -74,8 +75,6 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
