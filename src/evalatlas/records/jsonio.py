@@ -55,9 +55,21 @@ def read_json_file(path: Path) -> Any:
         raise InputError.at(path, describe_json_error(exc)) from exc
 
 
+_LINE_BREAKERS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
 def dumps(value: Any, *, indent: int | None = None) -> str:
-    """Serialise with NaN forbidden (raises) so nothing non-standard is ever written."""
-    return json.dumps(value, indent=indent, allow_nan=False, ensure_ascii=False)
+    """Serialise with NaN forbidden (raises) so nothing non-standard is ever written.
+
+    Non-ASCII text is kept readable, except U+0085, U+2028 and U+2029, which are escaped:
+    ``str.splitlines()`` (and many JSONL readers) treat them as line breaks, which would
+    cut a JSONL record in two.
+    """
+    text = json.dumps(value, indent=indent, allow_nan=False, ensure_ascii=False)
+    for raw, escaped in _LINE_BREAKERS.items():
+        if raw in text:
+            text = text.replace(raw, escaped)
+    return text
 
 
 def atomic_write_text(path: Path, text: str) -> None:
