@@ -1,0 +1,240 @@
+"""SWE-bench results: leaderboard per-instance details, harness reports, SWE-Bench Pro.
+
+Three folder formats, each one system (one experiment) with one episode per instance
+(``attempt`` 0, ``task_id`` = instance id):
+
+- **per-instance details** (swebench.com ``leaderboards.json``, SWE-bench Verified
+  bash-only): ``<folder>/per_instance_details.json`` =
+  ``{instance_id: {resolved, cost, api_calls}}`` plus optional ``leaderboard_entry.json``.
+  Cost is the reported per-instance cost, ``api_calls`` -> ``n_llm_calls``. The board's
+  own ``resolved`` percentage is kept in ``extra["leaderboard_resolved_pct"]`` (per
+  board) so it can be checked against the data (it does not always match: see the
+  fixture's PROVENANCE and ``docs/tiers-and-compare.md``).
+- **harness report** (SWE-bench / Multi-SWE-bench ``results/results.json``:
+  ``total_instances``, ``resolved_ids`` (or ``resolved``), ``unresolved_ids``,
+  ``empty_patch_ids``, ``error_ids``, ``incomplete_ids``, ...): every instance of the
+  report gets an episode, because the leaderboard's denominator is ``total_instances``:
+  resolved -> reward 1; unresolved -> 0; empty patch -> 0, ``error_type="empty_patch"``;
+  harness error -> 0, status ``error``; not submitted (``incomplete_ids``) -> 0, status
+  ``incomplete``, ``error_type="not_submitted"``. ``metadata.yaml`` gives the name.
+  Instances of ``index.json`` beside the submission that the report never mentions are
+  reported as problems, not invented.
+- **SWE-Bench Pro** ``<run>/eval_results.json`` = ``{instance_id: bool}``; instances
+  absent from a run were not evaluated and get no episode (their outcome is unknown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.errors import InputError, Problem
+from evalatlas.records.ids import experiment_id_for
+from evalatlas.records.jsonio import read_json_file
+from evalatlas.records.models import AgentInfo, BenchmarkSubset, EpisodeRecord, ExperimentRecord
+from evalatlas.records.validate import parse_record
+
+DETAILS = "per_instance_details.json"
+ENTRY = "leaderboard_entry.json"
+REPORT = Path("results") / "results.json"
+PRO = "eval_results.json"
+_ID_NAMESPACE = "swe-bench"
+
+
+def _is_report(path: Path) -> bool:
+    head = head_bytes(path, 4096)
+    return b'"total_instances"' in head and (b'"resolved' in head or b'"completed_ids"' in head)
+
+
+def is_swebench_dir(path: Path) -> bool:
+    """A folder with per-instance details, a harness report or SWE-Bench Pro results."""
+    return ((path / DETAILS).is_file() or (path / PRO).is_file()
+            or ((path / REPORT).is_file() and _is_report(path / REPORT)))
+
+
+def _obj(path: Path) -> dict[str, Any]:
+    data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise InputError.at(path, "expected a JSON object")
+    return data
+
+
+def _episode(exp_id: str, iid: str, reward: float, file: Path, **fields: Any) -> EpisodeRecord:
+    data = {"experiment_id": exp_id, "task_id": iid, "trajectory_id": iid, "attempt": 0,
+            "reward": reward, **fields}
+    return parse_record(EpisodeRecord, data, file=str(file), record=iid)
+
+
+def _experiment(folder: Path, name: str, benchmark: str, n_tasks: int, *,
+                model: str | None = None, extra: dict[str, Any] | None = None,
+                labels: dict[str, str] | None = None) -> ExperimentRecord:
+    return ExperimentRecord(
+        experiment_id=experiment_id_for(f"{benchmark}/{folder.name}", _ID_NAMESPACE),
+        experiment_name=folder.name,
+        framework_name="swe-bench",
+        agent=AgentInfo(name=name, config={"system": folder.name, "name": name},
+                        llm_model=model),
+        benchmark_name=benchmark,
+        benchmark_subset=BenchmarkSubset(name=benchmark, n_tasks=n_tasks),
+        labels={"system": folder.name, **(labels or {})},
+        extra=extra or {},
+    )
+
+
+def _model_tag(entry: dict[str, Any]) -> str | None:
+    for tag in entry.get("tags") or []:
+        if isinstance(tag, str) and tag.startswith("Model: "):
+            return tag[len("Model: "):]
+    return None
+
+
+def read_details(folder: Path) -> Iterator[Item]:
+    """``per_instance_details.json`` (+ ``leaderboard_entry.json``) of one system."""
+    path = folder / DETAILS
+    try:
+        details = _obj(path)
+    except InputError as exc:
+        yield exc.problem
+        return
+    entries: dict[str, Any] = {}
+    if (folder / ENTRY).is_file():
+        try:
+            entries = _obj(folder / ENTRY).get("board_entries") or {}
+        except InputError as exc:
+            yield exc.problem
+    main = entries.get("bash-only") or entries.get("Verified") or {}
+    name = str(main.get("name") or folder.name)
+    exp = _experiment(
+        folder, name, "swe-bench-verified", len(details), model=_model_tag(main),
+        labels={"board": "bash-only" if "bash-only" in entries else "Verified"},
+        extra={"leaderboard_resolved_pct": {k: v.get("resolved") for k, v in entries.items()
+                                            if isinstance(v, dict)},
+               "leaderboard_cost_usd": {k: v.get("cost") for k, v in entries.items()
+                                        if isinstance(v, dict)}})
+    yield exp
+    for iid, row in details.items():
+        if not isinstance(row, dict) or not isinstance(row.get("resolved"), bool):
+            yield Problem(str(path), "expected {resolved: bool, cost, api_calls}",
+                          field="resolved", record=str(iid))
+            continue
+        cost = row.get("cost")
+        calls = row.get("api_calls")
+        usage: dict[str, Any] = {}
+        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+            usage["total_cost_usd"] = float(cost)
+        if isinstance(calls, int) and not isinstance(calls, bool) and calls >= 0:
+            usage["n_llm_calls"] = calls
+        try:
+            yield _episode(exp.experiment_id, str(iid), 1.0 if row["resolved"] else 0.0, path,
+                           usage=usage)
+        except InputError as exc:
+            yield exc.problem
+
+
+def _ids(report: dict[str, Any], *keys: str) -> list[str]:
+    for k in keys:
+        v = report.get(k)
+        if isinstance(v, list):
+            return [str(x) for x in v]
+    return []
+
+
+def read_report(folder: Path) -> Iterator[Item]:
+    """A SWE-bench harness ``results/results.json`` with ``metadata.yaml``."""
+    path = folder / REPORT
+    try:
+        report = _obj(path)
+    except InputError as exc:
+        yield exc.problem
+        return
+    meta: dict[str, Any] = {}
+    if (folder / "metadata.yaml").is_file():
+        try:
+            loaded = yaml.safe_load((folder / "metadata.yaml").read_text(encoding="utf-8"))
+            meta = loaded if isinstance(loaded, dict) else {}
+        except (yaml.YAMLError, OSError) as exc:
+            yield Problem(str(folder / "metadata.yaml"), f"unreadable metadata: {exc}")
+    outcome: dict[str, tuple[float, dict[str, Any]]] = {}
+    # Later assignments win: resolved is the strongest statement about an instance.
+    for iid in _ids(report, "incomplete_ids"):
+        outcome[iid] = (0.0, {"status": "incomplete", "error_type": "not_submitted"})
+    for iid in _ids(report, "error_ids"):
+        outcome[iid] = (0.0, {"status": "error", "error_type": "harness_error"})
+    for iid in _ids(report, "empty_patch_ids"):
+        outcome[iid] = (0.0, {"error_type": "empty_patch"})
+    for iid in _ids(report, "unresolved_ids"):
+        outcome[iid] = (0.0, {})
+    for iid in _ids(report, "resolved_ids", "resolved"):
+        outcome[iid] = (1.0, {})
+    total = report.get("total_instances")
+    n_tasks = total if isinstance(total, int) and total >= 0 else len(outcome)
+    benchmark = "swe-bench"
+    index_path = folder.parent / "index.json"
+    index: dict[str, Any] = {}
+    if index_path.is_file():
+        try:
+            index = _obj(index_path)
+        except InputError as exc:
+            yield exc.problem
+    if "java" in str(folder.resolve()).lower():
+        benchmark = "swe-bench-java-verified"
+    exp = _experiment(folder, str(meta.get("name") or folder.name), benchmark, n_tasks,
+                      extra={"harness_report": {k: v for k, v in report.items()
+                                                if isinstance(v, int | float)}})
+    yield exp
+    if len(outcome) != n_tasks:
+        yield Problem(str(path), f"the report lists {len(outcome)} instances but "
+                      f"total_instances is {n_tasks}", field="total_instances")
+    for iid in sorted(set(index) - set(outcome)):
+        yield Problem(str(path), "instance of index.json missing from the report "
+                      "(outcome unknown, not counted)", record=iid)
+    for iid, (reward, fields) in sorted(outcome.items()):
+        try:
+            yield _episode(exp.experiment_id, iid, reward, path, **fields)
+        except InputError as exc:
+            yield exc.problem
+
+
+def read_pro(folder: Path) -> Iterator[Item]:
+    """SWE-Bench Pro ``eval_results.json`` (``{instance_id: resolved}``)."""
+    path = folder / PRO
+    try:
+        results = _obj(path)
+    except InputError as exc:
+        yield exc.problem
+        return
+    exp = _experiment(folder, folder.name, "swe-bench-pro", len(results))
+    yield exp
+    for iid, resolved in results.items():
+        if not isinstance(resolved, bool):
+            yield Problem(str(path), "resolved must be true or false", field=str(iid),
+                          record=str(iid))
+            continue
+        try:
+            yield _episode(exp.experiment_id, str(iid), 1.0 if resolved else 0.0, path)
+        except InputError as exc:
+            yield exc.problem
+
+
+def read_swebench_dir(folder: Path) -> Iterator[Item]:
+    if (folder / DETAILS).is_file():
+        yield from read_details(folder)
+    elif (folder / PRO).is_file():
+        yield from read_pro(folder)
+    else:
+        yield from read_report(folder)
+
+
+ADAPTER = Adapter(
+    name="swebench",
+    kind="dir",
+    detect=is_swebench_dir,
+    read=read_swebench_dir,
+    priority=30,
+    description="SWE-bench system folder: per_instance_details.json (leaderboard), "
+    "results/results.json (harness report) or eval_results.json (SWE-Bench Pro)",
+)
