@@ -1,13 +1,164 @@
-"""Tokens -> USD. (Placeholder interface; the pricing issue fills it in.)"""
+"""Tokens -> USD, with the price's source named and unknown prices kept unknown.
+
+Public API: :func:`normalise_model_name`, :func:`price_for`, :func:`cost_usd`,
+:func:`fill_missing_cost`, :func:`unknown_price_models`, :class:`ModelPrice`,
+:class:`PriceBook`. Sources, first match wins: a user price file > presets from the seeds
+and reference notes > genai-prices (:mod:`evalatlas.pricing.sources`).
+
+Token convention of :func:`cost_usd`: ``input_tokens`` are the *uncached* input tokens
+(Anthropic's ``input_tokens``); cache reads and writes are separate and added:
+
+``cost = (input*p_in + output*p_out + cache_read*p_cr + cache_write*p_cw) / 1e6``
+
+with ``p_cr``/``p_cw`` the input price when no source has a cache price. Checked on the
+ProjectScylla dry run: Sonnet 4.5, 29 in / 656 out / 112,686 cache read / 23,106 cache
+write at $3/$15/$0.30/$3.75 gives $0.1303803, the Claude CLI's own figure.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from evalatlas.pricing.names import normalise_model_name
+from evalatlas.pricing.sources import ModelPrice, PriceBook, load_price_file
 from evalatlas.records.models import UsageSummary
 
+UnknownModelCost = Literal["none", "zero"]
 
-def fill_missing_cost(usage: UsageSummary, default_model: str | None) -> UsageSummary:
+__all__ = [
+    "ModelPrice",
+    "PriceBook",
+    "configure",
+    "cost_from_price",
+    "cost_usd",
+    "default_book",
+    "fill_missing_cost",
+    "load_price_file",
+    "normalise_model_name",
+    "price_for",
+    "unknown_price_models",
+]
+
+_DEFAULT: PriceBook | None = None
+
+
+def default_book() -> PriceBook:
+    """The process-wide price book (default presets + genai-prices, unless configured)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = PriceBook()
+    return _DEFAULT
+
+
+def configure(price_file: str | Path | None = None,
+              presets: tuple[str, ...] | list[str] | None = None,
+              *, library: bool = True) -> PriceBook:
+    """Replace the process-wide price book (e.g. from a ``--prices FILE`` option)."""
+    global _DEFAULT
+    _DEFAULT = PriceBook(price_file, presets, library=library)
+    return _DEFAULT
+
+
+def price_for(model: str | None, *, book: PriceBook | None = None) -> ModelPrice | None:
+    """Price of ``model`` (any spelling) and its source, or None when no source knows it."""
+    return (book or default_book()).price_for(model)
+
+
+def cost_from_price(
+    price: ModelPrice,
+    input_tokens: int,
+    output_tokens: int,
+    cache_read_tokens: int = 0,
+    cache_write_tokens: int = 0,
+) -> float:
+    """USD for these token counts at ``price`` (per million; cache at input price if absent)."""
+    for name, v in (("input_tokens", input_tokens), ("output_tokens", output_tokens),
+                    ("cache_read_tokens", cache_read_tokens),
+                    ("cache_write_tokens", cache_write_tokens)):
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0, got {v}")
+    cr = price.input if price.cache_read is None else price.cache_read
+    cw = price.input if price.cache_write is None else price.cache_write
+    return (input_tokens * price.input + output_tokens * price.output
+            + cache_read_tokens * cr + cache_write_tokens * cw) / 1_000_000
+
+
+def cost_usd(
+    model: str | None,
+    input_tokens: int,
+    output_tokens: int,
+    cache_read_tokens: int = 0,
+    cache_write_tokens: int = 0,
+    *,
+    unknown_model_cost: UnknownModelCost = "none",
+    book: PriceBook | None = None,
+) -> float | None:
+    """Cost in USD of one usage, or None when the model's price is unknown.
+
+    ``unknown_model_cost="zero"`` reproduces the seeds' "unknown models report $0"
+    (FC-Eval, framework-comparison) on request; the default keeps the cost unknown so it
+    is never read as free.
+    """
+    if unknown_model_cost not in ("none", "zero"):
+        raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got "
+                         f"{unknown_model_cost!r}")
+    price = price_for(model, book=book)
+    if price is None:
+        return 0.0 if unknown_model_cost == "zero" else None
+    return cost_from_price(price, input_tokens, output_tokens, cache_read_tokens,
+                           cache_write_tokens)
+
+
+def fill_missing_cost(
+    usage: UsageSummary,
+    default_model: str | None,
+    *,
+    unknown_model_cost: UnknownModelCost = "none",
+    book: PriceBook | None = None,
+) -> UsageSummary:
     """Return ``usage`` with ``total_cost_usd`` computed from tokens when it is missing.
 
-    Until price tables exist this returns ``usage`` unchanged (cost stays unknown).
+    Needs a model (``usage.model``, else ``default_model``) and at least one token count;
+    the copy has ``cost_source="computed"``. A reported cost is never replaced; with no
+    tokens, no model, or an unknown price the cost stays None (unless
+    ``unknown_model_cost="zero"``).
+
+    Token convention of the record contract (cube-harness / LiteLLM, OpenAI style):
+    ``prompt_tokens`` *includes* ``cached_tokens`` and ``cache_creation_tokens``, so the
+    uncached input is ``prompt - cached - creation``. When the cache counts exceed
+    ``prompt_tokens`` that cannot be, so ``prompt_tokens`` is taken as uncached input
+    (Anthropic style, e.g. ProjectScylla's 29 input vs 112,686 cache-read tokens).
     """
-    return usage
+    if usage.total_cost_usd is not None:
+        return usage
+    model = usage.model or default_model
+    prompt, completion = usage.prompt_tokens, usage.completion_tokens
+    if not model or (prompt is None and completion is None):
+        return usage
+    cached = usage.cached_tokens or 0
+    created = usage.cache_creation_tokens or 0
+    prompt = prompt or 0
+    uncached = prompt - cached - created if cached + created <= prompt else prompt
+    cost = cost_usd(model, uncached, completion or 0, cached, created,
+                    unknown_model_cost=unknown_model_cost, book=book)
+    if cost is None:
+        return usage
+    return usage.model_copy(update={"total_cost_usd": cost, "cost_source": "computed"})
+
+
+class _Queryable(Protocol):
+    def query(self, sql: str, params: Any = ...) -> list[dict[str, Any]]: ...
+
+
+def unknown_price_models(store: _Queryable, *, book: PriceBook | None = None) -> list[str]:
+    """Models in the store whose episodes have tokens but no cost and no known price.
+
+    For ``summary`` to list, so an unknown cost is visible instead of silently missing.
+    ``store`` is an :class:`evalatlas.store.db.Store` (anything with ``query``).
+    """
+    rows = store.query(
+        "SELECT DISTINCT llm_model FROM episodes WHERE cost_usd IS NULL "
+        "AND llm_model IS NOT NULL AND (prompt_tokens IS NOT NULL "
+        "OR completion_tokens IS NOT NULL) ORDER BY llm_model", [])
+    return [r["llm_model"] for r in rows if price_for(r["llm_model"], book=book) is None]

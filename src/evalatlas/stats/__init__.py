@@ -1,5 +1,37 @@
-"""Uncertainty: standard errors, intervals, paired tests, power."""
+"""Uncertainty: standard errors, intervals, bootstrap, paired tests, Holm, power.
 
+Pure functions, arrays in, numbers out; formulas and sources in each docstring.
+"""
+
+from evalatlas.stats.bootstrap import bootstrap_ci
 from evalatlas.stats.intervals import wilson_interval
+from evalatlas.stats.paired import (
+    McNemarResult,
+    PairedDifference,
+    holm_adjust,
+    mcnemar_test,
+    paired_difference,
+)
+from evalatlas.stats.power import minimum_detectable_difference, tasks_needed
+from evalatlas.stats.standard_errors import (
+    Interval,
+    clustered_standard_error,
+    mean_with_interval,
+    standard_error_clt,
+)
 
-__all__ = ["wilson_interval"]
+__all__ = [
+    "Interval",
+    "McNemarResult",
+    "PairedDifference",
+    "bootstrap_ci",
+    "clustered_standard_error",
+    "holm_adjust",
+    "mcnemar_test",
+    "mean_with_interval",
+    "minimum_detectable_difference",
+    "paired_difference",
+    "standard_error_clt",
+    "tasks_needed",
+    "wilson_interval",
+]

@@ -1,0 +1,237 @@
+"""Where prices come from: a user price file > named presets > the ``genai-prices`` library.
+
+First match wins, and every :class:`ModelPrice` says which source priced it.
+
+**User price file** (TOML or YAML, by extension), USD per million tokens::
+
+    # prices.toml
+    [models."my-finetune"]
+    input = 1.0
+    output = 4.0
+    cache_read = 0.1        # optional; default: the input price
+    cache_write = 1.25      # optional; default: the input price
+    aliases = ["ft:my-finetune-2025"]   # optional extra names
+
+    # prices.yaml
+    models:
+      my-finetune: {input: 1.0, output: 4.0}
+
+Keys are normalised like model names (:func:`evalatlas.pricing.names.normalise_model_name`).
+
+**genai-prices** (pydantic's maintained price data, bundled with the wheel, no network):
+base prices per million tokens including cache read/write prices. Tiered prices
+(e.g. Anthropic's higher rate above 200k input tokens per request) use the base tier,
+because an episode's usage sums many requests and the tier applies per request.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalatlas.errors import InputError
+from evalatlas.pricing.names import candidates, normalise_model_name
+from evalatlas.pricing.tables import DEFAULT_PRESETS, PRESETS
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """Prices of one model in USD per million tokens, and who said so.
+
+    ``cache_read`` / ``cache_write`` are None when no source has a cache price; cost then
+    charges those tokens at the input price. A table entry without cache prices takes
+    them from genai-prices when it has them (said in ``notes``).
+    """
+
+    model: str
+    input: float
+    output: float
+    cache_read: float | None
+    cache_write: float | None
+    source: str
+    matched: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _num(value: Any, file: Path, model: str, key: str, *, required: bool) -> float | None:
+    if value is None:
+        if required:
+            raise InputError.at(file, "missing price (USD per million tokens)",
+                                field=key, record=model)
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError.at(file, f"price must be a number, got {value!r}",
+                            field=key, record=model)
+    if value < 0 or value != value:
+        raise InputError.at(file, f"price must be >= 0, got {value!r}", field=key, record=model)
+    return float(value)
+
+
+def load_price_file(path: str | Path) -> dict[str, ModelPrice]:
+    """Read a user price file (TOML or YAML) into ``{normalised name: ModelPrice}``.
+
+    Errors name the file, the model and the field; an unknown key in an entry is an
+    error (a typo such as ``ouput`` would otherwise price output at nothing).
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError.at(file, f"cannot read price file: {exc.strerror or exc}") from exc
+    try:
+        if file.suffix.lower() == ".toml":
+            data = tomllib.loads(text)
+        elif file.suffix.lower() in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        else:
+            raise InputError.at(file, "price file must end in .toml, .yaml or .yml")
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise InputError.at(file, f"not valid {file.suffix[1:].upper()}: {exc}") from exc
+    models = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(models, dict):
+        raise InputError.at(file, "expected a top-level 'models' table", field="models")
+    allowed = {"input", "output", "cache_read", "cache_write", "aliases"}
+    out: dict[str, ModelPrice] = {}
+    source = f"file:{file}"
+    for name, entry in models.items():
+        name = str(name)
+        if not isinstance(entry, dict):
+            raise InputError.at(file, "expected a table of prices", record=name)
+        unknown = set(entry) - allowed
+        if unknown:
+            raise InputError.at(file, f"unknown key(s) {sorted(unknown)}; allowed: "
+                                f"{sorted(allowed)}", field=sorted(unknown)[0], record=name)
+        price = ModelPrice(
+            model=normalise_model_name(name),
+            input=_num(entry.get("input"), file, name, "input", required=True),  # type: ignore[arg-type]
+            output=_num(entry.get("output"), file, name, "output", required=True),  # type: ignore[arg-type]
+            cache_read=_num(entry.get("cache_read"), file, name, "cache_read", required=False),
+            cache_write=_num(entry.get("cache_write"), file, name, "cache_write",
+                             required=False),
+            source=source,
+            matched=name,
+        )
+        aliases = entry.get("aliases", [])
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            raise InputError.at(file, "aliases must be a list of strings", field="aliases",
+                                record=name)
+        for key in [name, *aliases]:
+            out[normalise_model_name(key)] = price
+    return out
+
+
+def _preset_table(name: str) -> dict[str, ModelPrice]:
+    if name not in PRESETS:
+        raise ValueError(f"unknown price preset {name!r}; known: {sorted(PRESETS)}")
+    return {
+        normalise_model_name(model): ModelPrice(
+            model=normalise_model_name(model), input=row[0], output=row[1],
+            cache_read=row[2], cache_write=row[3], source=f"preset:{name}", matched=model)
+        for model, row in PRESETS[name].items()
+    }
+
+
+def _base(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, Decimal | int | float):
+        return float(value)
+    base = getattr(value, "base", None)  # genai_prices.types.TieredPrices
+    return float(base) if base is not None else None
+
+
+@lru_cache(maxsize=4096)
+def _genai_price(model: str) -> ModelPrice | None:
+    """Look ``model`` up in genai-prices' bundled snapshot; None if it is not there."""
+    try:
+        import genai_prices
+        from genai_prices import data_snapshot
+    except ImportError:  # pragma: no cover - declared dependency
+        return None
+    snapshot = data_snapshot.get_snapshot()
+    try:
+        provider, info = snapshot.find_provider_model(model, None, None, None)
+        mp = info.get_prices(datetime.now(tz=UTC))
+    except (LookupError, ValueError):
+        return None
+    inp, out = _base(getattr(mp, "input_mtok", None)), _base(getattr(mp, "output_mtok", None))
+    if inp is None or out is None:
+        return None
+    notes = []
+    if any(hasattr(getattr(mp, k, None), "tiers") for k in ("input_mtok", "output_mtok")):
+        notes.append("tiered prices: base tier used")
+    return ModelPrice(
+        model=model, input=inp, output=out,
+        cache_read=_base(getattr(mp, "cache_read_mtok", None)),
+        cache_write=_base(getattr(mp, "cache_write_mtok", None)),
+        source=f"genai-prices {genai_prices.__version__} ({provider.id})",
+        matched=info.id, notes=tuple(notes),
+    )
+
+
+class PriceBook:
+    """An ordered list of price sources; :meth:`price_for` returns the first match.
+
+    ``price_file``: optional user file (highest priority); ``presets``: preset names in
+    order (default :data:`~evalatlas.pricing.tables.DEFAULT_PRESETS`); ``library``:
+    whether to fall back to genai-prices.
+    """
+
+    def __init__(
+        self,
+        price_file: str | Path | None = None,
+        presets: tuple[str, ...] | list[str] | None = None,
+        *,
+        library: bool = True,
+    ) -> None:
+        self.tables: list[dict[str, ModelPrice]] = []
+        if price_file is not None:
+            self.tables.append(load_price_file(price_file))
+        for name in DEFAULT_PRESETS if presets is None else presets:
+            self.tables.append(_preset_table(name))
+        self.library = library
+
+    def price_for(self, model: str | None) -> ModelPrice | None:
+        """Price of ``model`` from the first source that knows it, else None."""
+        if not model or not str(model).strip():
+            return None
+        keys = candidates(model)
+        for table in self.tables:
+            for key in keys:
+                if key in table:
+                    return self._fill_cache_prices(table[key], keys)
+        return self._library(keys)
+
+    def _library(self, keys: list[str]) -> ModelPrice | None:
+        if not self.library:
+            return None
+        for key in keys:
+            found = _genai_price(key)
+            if found is not None:
+                return found
+        return None
+
+    def _fill_cache_prices(self, price: ModelPrice, keys: list[str]) -> ModelPrice:
+        """Complete a table entry that lacks cache prices from genai-prices, if it has them.
+
+        The seed tables list input and output prices only; charging a cache read at the
+        full input price would overstate e.g. gpt-5-mini's cached input tenfold.
+        """
+        if price.cache_read is not None and price.cache_write is not None:
+            return price
+        lib = self._library(keys)
+        if lib is None or (lib.cache_read is None and lib.cache_write is None):
+            return price
+        return replace(
+            price,
+            cache_read=price.cache_read if price.cache_read is not None else lib.cache_read,
+            cache_write=price.cache_write if price.cache_write is not None else lib.cache_write,
+            notes=(*price.notes, f"cache prices from {lib.source}"),
+        )

@@ -1,0 +1,174 @@
+"""Paired comparison of two agents (or tiers) on the tasks both ran, and Holm correction.
+
+Sources: ``shared/reference/statistics.md`` §3 (paired SE, McNemar as used in SWE-bench
+issue #621) and §9 (users asked Inspect AI and lm-evaluation-harness for paired deltas,
+McNemar and Holm; lm-eval's unpaired z-test on paired data is the quirk avoided here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+PairedTest = Literal["wilcoxon", "permutation", "t"]
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """McNemar's test on paired pass/fail outcomes.
+
+    ``a_only``: tasks A passed and B failed; ``b_only``: the reverse; ``n``: pairs used.
+    """
+
+    a_only: int
+    b_only: int
+    both: int
+    neither: int
+    n: int
+    statistic: float
+    pvalue: float
+    method: str
+
+
+def mcnemar_test(
+    a_success: Sequence[bool] | np.ndarray,
+    b_success: Sequence[bool] | np.ndarray,
+    *,
+    method: Literal["exact", "chi2", "auto"] = "exact",
+) -> McNemarResult:
+    """McNemar's test: do A and B differ on the tasks where exactly one passes?
+
+    ``exact`` (default): two-sided exact binomial test of ``a_only`` out of the
+    ``a_only + b_only`` discordant pairs at p = 1/2 (``p = min(1, 2 P[X <= min])``);
+    valid for any count and the right choice when discordant pairs are few.
+    ``chi2``: ``(|b - c| - 1)^2 / (b + c)`` with continuity correction, chi-square 1 df.
+    ``auto``: exact below 25 discordant pairs, else chi2. No discordant pair: p = 1.
+    """
+    a = np.asarray(a_success, dtype=bool).ravel()
+    b = np.asarray(b_success, dtype=bool).ravel()
+    if a.size != b.size:
+        raise ValueError(f"paired outcomes differ in length: {a.size} vs {b.size}")
+    a_only = int(np.sum(a & ~b))
+    b_only = int(np.sum(~a & b))
+    both = int(np.sum(a & b))
+    neither = int(np.sum(~a & ~b))
+    disc = a_only + b_only
+    if method == "auto":
+        method = "exact" if disc < 25 else "chi2"
+    if disc == 0:
+        return McNemarResult(a_only, b_only, both, neither, int(a.size), 0.0, 1.0, method)
+    if method == "exact":
+        p = float(stats.binomtest(min(a_only, b_only), disc, 0.5).pvalue)
+        stat = float(min(a_only, b_only))
+    elif method == "chi2":
+        stat = (abs(a_only - b_only) - 1) ** 2 / disc
+        p = float(stats.chi2.sf(stat, 1))
+    else:
+        raise ValueError(f"unknown McNemar method {method!r}")
+    return McNemarResult(a_only, b_only, both, neither, int(a.size), stat, min(1.0, p), method)
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """Mean of A, mean of B, their paired difference A - B with interval and test."""
+
+    mean_a: float
+    mean_b: float
+    diff: float
+    se: float
+    low: float
+    high: float
+    pvalue: float
+    test: str
+    n: int
+    n_dropped: int
+    confidence: float
+    diff_variance: float
+
+
+def paired_difference(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    test: PairedTest = "wilcoxon",
+    n_resamples: int = 9_999,
+    seed: int = 0,
+) -> PairedDifference:
+    """Paired difference ``d_i = a_i - b_i`` on shared tasks (``a[i]`` and ``b[i]`` same task).
+
+    ``diff = mean(d)``; ``se = sd(d) / sqrt(n)`` (sample sd), which equals
+    ``sqrt((Var(a) + Var(b) - 2 Cov(a, b)) / n)`` of ``statistics.md`` §3; the interval is
+    ``diff +/- t_{n-1} se``. The p-value comes from ``test``:
+
+    - ``wilcoxon`` (default): Wilcoxon signed-rank (``scipy.stats.wilcoxon``, zero
+      differences dropped, Wilcoxon's convention); all differences zero gives p = 1;
+    - ``permutation``: sign-flip permutation test of the mean difference
+      (``scipy.stats.permutation_test``, ``permutation_type="samples"``, fixed seed);
+    - ``t``: paired t-test.
+
+    Pairs where either value is NaN are dropped and counted in ``n_dropped``. Fewer than
+    2 pairs give NaN se, interval and p-value.
+    """
+    av = np.asarray(a, dtype=float).ravel()
+    bv = np.asarray(b, dtype=float).ravel()
+    if av.size != bv.size:
+        raise ValueError(f"paired samples differ in length: {av.size} vs {bv.size}")
+    keep = ~(np.isnan(av) | np.isnan(bv))
+    av, bv = av[keep], bv[keep]
+    n = int(av.size)
+    dropped = int(keep.size - n)
+    d = av - bv
+    nan = math.nan
+    if n == 0:
+        return PairedDifference(nan, nan, nan, nan, nan, nan, nan, test, 0, dropped,
+                                confidence, nan)
+    diff = float(d.mean())
+    if n < 2:
+        return PairedDifference(float(av.mean()), float(bv.mean()), diff, nan, nan, nan, nan,
+                                test, n, dropped, confidence, nan)
+    var_d = float(d.var(ddof=1))
+    se = math.sqrt(var_d / n)
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * se
+    if np.all(d == 0):
+        p = 1.0
+    elif test == "wilcoxon":
+        p = float(stats.wilcoxon(d, zero_method="wilcox").pvalue)
+    elif test == "permutation":
+        res = stats.permutation_test(
+            (d,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
+            vectorized=True, n_resamples=n_resamples, alternative="two-sided",
+            random_state=np.random.default_rng(seed),
+        )
+        p = float(res.pvalue)
+    elif test == "t":
+        p = float(stats.ttest_rel(av, bv).pvalue) if se > 0 else nan
+    else:
+        raise ValueError(f"unknown paired test {test!r}; use wilcoxon, permutation or t")
+    return PairedDifference(float(av.mean()), float(bv.mean()), diff, se, diff - half,
+                            diff + half, p, test, n, dropped, confidence, var_d)
+
+
+def holm_adjust(pvalues: Sequence[float] | np.ndarray) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (Holm 1979), in the input order.
+
+    Sort ascending, ``p_(i) * (m - i + 1)``, running maximum, capped at 1. NaN p-values
+    stay NaN and do not count in ``m``. Controls the family-wise error rate under any
+    dependence, so it is safe for all-pairs comparisons that share agents.
+    """
+    p = np.asarray(pvalues, dtype=float).ravel()
+    out = np.full(p.shape, np.nan)
+    idx = np.flatnonzero(~np.isnan(p))
+    m = idx.size
+    if m == 0:
+        return out.tolist()
+    order = idx[np.argsort(p[idx], kind="stable")]
+    adjusted = p[order] * (m - np.arange(m))
+    adjusted = np.minimum(np.maximum.accumulate(adjusted), 1.0)
+    out[order] = adjusted
+    return out.tolist()

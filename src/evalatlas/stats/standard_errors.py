@@ -1,0 +1,157 @@
+"""Standard errors of a mean score: CLT and clustered (Miller 2024), and a mean with interval.
+
+Source: Miller 2024, "Adding Error Bars to Evals" (arXiv 2411.00640), as summarised in
+``shared/reference/statistics.md`` §2, and Inspect AI's implementation (which adds a
+finite-cluster correction; available here as ``method="inspect"``).
+
+NaN scores are dropped before computing and counted by :func:`mean_with_interval`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy.stats import t as t_dist
+
+ClusterMethod = Literal["miller", "inspect"]
+
+
+def _clean(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    arr = np.asarray(values, dtype=float).ravel()
+    return arr[~np.isnan(arr)]
+
+
+def standard_error_clt(values: Sequence[float] | np.ndarray) -> float:
+    """CLT standard error of the mean: ``sqrt(sum((s_i - mean)^2) / (n (n - 1)))``.
+
+    Miller 2024 eq. for independent questions; for 0/1 scores this is
+    ``sqrt(p(1-p)/(n-1))`` (the ``n - 1`` version of ``sqrt(p(1-p)/n)``).
+    NaN values are dropped; fewer than 2 values give NaN.
+    """
+    arr = _clean(values)
+    n = arr.size
+    if n < 2:
+        return math.nan
+    d = arr - arr.mean()
+    return math.sqrt(float(np.dot(d, d)) / (n * (n - 1)))
+
+
+def clustered_standard_error(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray,
+    *,
+    method: ClusterMethod = "miller",
+) -> float:
+    """Clustered standard error of the mean, tasks (or any groups) as clusters.
+
+    ``method="miller"`` (default, Miller 2024):
+    ``SE = sqrt(SE_CLT^2 + (1/n^2) sum_c sum_{i in c} sum_{j in c, j != i} d_i d_j)``
+    with ``d_i = s_i - mean``; with one value per cluster it equals :func:`standard_error_clt`.
+
+    ``method="inspect"`` (Inspect AI): ``sqrt(C/(C-1) * sum_c (sum_{i in c} d_i)^2) / n``
+    with ``C`` clusters; it divides the ``i = j`` terms by ``n^2`` and adds a finite-cluster
+    correction, so it differs from Miller's formula (``statistics.md`` §10 quirk 2).
+
+    Pairs whose value is NaN are dropped. Fewer than 2 values (or, for ``inspect``, fewer
+    than 2 clusters) give NaN.
+    """
+    vals = np.asarray(values, dtype=float).ravel()
+    labels = np.asarray(clusters, dtype=object).ravel()
+    if vals.size != labels.size:
+        raise ValueError(f"values ({vals.size}) and clusters ({labels.size}) differ in length")
+    keep = ~np.isnan(vals)
+    vals, labels = vals[keep], labels[keep]
+    n = vals.size
+    if n < 2:
+        return math.nan
+    d = vals - vals.mean()
+    _, inverse = np.unique(labels.astype(str), return_inverse=True)
+    sums = np.bincount(inverse, weights=d)
+    n_clusters = sums.size
+    if method == "miller":
+        within = float(np.dot(sums, sums)) - float(np.dot(d, d))  # sum over i != j in c
+        var = float(np.dot(d, d)) / (n * (n - 1)) + within / (n * n)
+        return math.sqrt(max(var, 0.0))
+    if method == "inspect":
+        if n_clusters < 2:
+            return math.nan
+        return math.sqrt(n_clusters / (n_clusters - 1) * float(np.dot(sums, sums))) / n
+    raise ValueError(f"unknown clustered SE method {method!r}; use 'miller' or 'inspect'")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with its interval and how it was made (for reports and JSON)."""
+
+    estimate: float
+    low: float
+    high: float
+    se: float | None
+    n: int
+    method: str
+    confidence: float
+    n_clusters: int | None = None
+    n_nan: int = 0
+
+
+IntervalMethod = Literal["clt", "clustered", "bootstrap"]
+
+
+def mean_with_interval(
+    values: Sequence[float] | np.ndarray,
+    *,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+    confidence: float = 0.95,
+    method: IntervalMethod | None = None,
+    cluster_method: ClusterMethod = "miller",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Interval:
+    """Mean of ``values`` with a ``confidence`` interval.
+
+    - ``clt``: mean +/- t_{n-1} * SE_CLT (t with n - 1 degrees of freedom, as Inspect AI);
+    - ``clustered`` (default when ``clusters`` is given): t_{C-1} * clustered SE;
+    - ``bootstrap``: BCa via :func:`evalatlas.stats.bootstrap.bootstrap_ci` (``se`` None).
+
+    NaN values are excluded and counted in ``n_nan``. No values: NaN everywhere; one value
+    (or zero spread) with ``clt``: the interval is NaN (no spread can be estimated).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    raw = np.asarray(values, dtype=float).ravel()
+    keep = ~np.isnan(raw)
+    arr = raw[keep]
+    n_nan = int(raw.size - arr.size)
+    n = int(arr.size)
+    if method is None:
+        method = "clustered" if clusters is not None else "clt"
+    est = float(arr.mean()) if n else math.nan
+    if method == "bootstrap":
+        from evalatlas.stats.bootstrap import bootstrap_ci
+
+        lo, hi = bootstrap_ci(arr, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        return Interval(est, lo, hi, None, n, "bootstrap-BCa", confidence, None, n_nan)
+    if method == "clustered":
+        if clusters is None:
+            raise ValueError("method 'clustered' needs clusters")
+        labels = np.asarray(clusters, dtype=object).ravel()
+        if labels.size != raw.size:
+            raise ValueError(f"values ({raw.size}) and clusters ({labels.size}) differ in length")
+        labels = labels[keep]
+        se = clustered_standard_error(arr, labels, method=cluster_method)
+        c = int(np.unique(labels.astype(str)).size) if n else 0
+        df = c - 1
+        name = f"clustered-{cluster_method}"
+    elif method == "clt":
+        se = standard_error_clt(arr)
+        c, df, name = None, n - 1, "clt"
+    else:
+        raise ValueError(f"unknown interval method {method!r}")
+    if df < 1 or math.isnan(se):
+        return Interval(est, math.nan, math.nan, se, n, name, confidence, c, n_nan)
+    half = float(t_dist.ppf(0.5 + confidence / 2, df)) * se
+    return Interval(est, est - half, est + half, se, n, name, confidence, c, n_nan)
