@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
 from evalatlas.errors import InputError, Problem
-from evalatlas.records.jsonio import describe_json_error, loads_strict
+from evalatlas.records.jsonio import NonFiniteJSONError, describe_json_error, loads_strict
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.records.validate import parse_record
 
@@ -62,8 +62,11 @@ def read_jsonl(path: Path) -> Iterator[Item]:
                 continue
             try:
                 data = loads_strict(raw.decode("utf-8"))
+            except NonFiniteJSONError as exc:
+                yield Problem(str(path), str(exc), field=exc.field, line=lineno)
+                continue
             except Exception as exc:
-                yield Problem(str(path), describe_json_error(exc), line=lineno)
+                yield Problem(str(path), describe_json_error(exc, single_line=True), line=lineno)
                 continue
             if not isinstance(data, dict):
                 yield Problem(str(path), f"expected a JSON object, got {type(data).__name__}",

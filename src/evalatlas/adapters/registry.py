@@ -12,6 +12,7 @@ import evalatlas.adapters as _pkg
 from evalatlas.adapters.base import Adapter
 from evalatlas.errors import Problem
 
+_FILE_SUFFIXES = {".jsonl", ".ndjson", ".json", ".csv", ".eval", ".cast", ".yaml", ".yml"}
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules", ".hypothesis", ".pytest_cache"}
 
 
@@ -64,7 +65,15 @@ def plan(paths: list[Path], fmt: str | None = None) -> Iterator[tuple[Path, Adap
         if not path.exists():
             yield Problem(str(path), "no such file or directory")
             continue
-        yield from _walk(path, forced, explicit=True)
+        found = False
+        for step in _walk(path, forced, explicit=True):
+            found = True
+            yield step
+        if not found and path.is_dir():
+            if path.suffix.lower() in _FILE_SUFFIXES:
+                yield Problem(str(path), f"is a directory, expected a {path.suffix} file")
+            else:
+                yield Problem(str(path), "no ingestible files found under this directory")
 
 
 def _walk(

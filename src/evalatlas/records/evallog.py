@@ -25,6 +25,7 @@ from pydantic import Field, PrivateAttr, model_validator
 from evalatlas.errors import EvalAtlasError, InputError, Problem
 from evalatlas.records.ids import ARCHIVED_MARKER, check_safe_id
 from evalatlas.records.jsonio import (
+    NonFiniteJSONError,
     atomic_write_text,
     describe_json_error,
     dumps,
@@ -177,8 +178,11 @@ def iter_jsonl_records(
                 continue
             try:
                 data = loads_strict(raw.decode("utf-8"))
+            except NonFiniteJSONError as exc:
+                yield Problem(str(path), str(exc), field=exc.field, line=lineno)
+                continue
             except Exception as exc:  # decode or JSON error
-                yield Problem(str(path), describe_json_error(exc), line=lineno)
+                yield Problem(str(path), describe_json_error(exc, single_line=True), line=lineno)
                 continue
             try:
                 yield parse_record(model, data, file=str(path), line=lineno)

@@ -18,22 +18,64 @@ from evalatlas.errors import InputError
 
 
 class NonFiniteJSONError(ValueError):
-    """A JSON text contained NaN, Infinity or -Infinity."""
+    """A JSON text contained NaN, Infinity or -Infinity; ``field`` is its dotted path."""
+
+    def __init__(self, literal: str, field: str | None = None) -> None:
+        where = f" in field {field!r}" if field else ""
+        super().__init__(f"non-finite number {literal}{where} is not valid JSON")
+        self.literal = literal
+        self.field = field
 
 
-def _reject_constant(name: str) -> Any:
-    raise NonFiniteJSONError(f"non-finite number {name} is not valid JSON")
+class _NonFinite:
+    __slots__ = ("literal",)
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+
+def _find_non_finite(value: Any, path: str = "") -> tuple[str, str] | None:
+    if isinstance(value, _NonFinite):
+        return path, value.literal
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _find_non_finite(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _find_non_finite(v, f"{path}.{i}" if path else str(i))
+            if found:
+                return found
+    return None
 
 
 def loads_strict(text: str | bytes) -> Any:
-    """``json.loads`` that rejects NaN / Infinity literals."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """``json.loads`` that rejects NaN / Infinity literals, naming the field that held one."""
+    seen: list[str] = []
+
+    def constant(name: str) -> _NonFinite:
+        seen.append(name)
+        return _NonFinite(name)
+
+    value = json.loads(text, parse_constant=constant)
+    if seen:
+        found = _find_non_finite(value)
+        field, literal = found if found else (None, seen[0])
+        raise NonFiniteJSONError(literal, field or None)
+    return value
 
 
-def describe_json_error(exc: Exception) -> str:
-    """A one-line reason for a JSON parse failure, naming the position."""
+def describe_json_error(exc: Exception, *, single_line: bool = False) -> str:
+    """A one-line reason for a JSON parse failure, naming the position.
+
+    ``single_line`` drops the line number (for JSONL, where the caller names the line).
+    """
     if isinstance(exc, json.JSONDecodeError):
-        return f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        msg = exc.msg.removesuffix(" at")
+        if single_line:
+            return f"invalid JSON: {msg} (column {exc.colno})"
+        return f"invalid JSON: {msg} (line {exc.lineno}, column {exc.colno})"
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
     return str(exc)
@@ -51,7 +93,9 @@ def read_json_file(path: Path) -> Any:
         raise InputError.at(path, "empty file")
     try:
         return loads_strict(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, NonFiniteJSONError) as exc:
+    except NonFiniteJSONError as exc:
+        raise InputError.at(path, str(exc), field=exc.field) from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError.at(path, describe_json_error(exc)) from exc
 
 

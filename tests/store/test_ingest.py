@@ -1,0 +1,136 @@
+"""Ingest into the DuckDB store: idempotence, replacement, quarantine, exports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from evalatlas.records import EpisodeRecord, EvalLog
+from evalatlas.stats.intervals import wilson_interval
+from evalatlas.store.db import Store
+from evalatlas.store.export import export_jsonl, export_parquet, iter_episodes
+from evalatlas.store.ingest import ingest_paths
+from evalatlas.store.queries import summary
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def counts(store: Store) -> tuple[int, int, int]:
+    return store.count("experiments"), store.count("episodes"), store.count("quarantine")
+
+
+def test_examples_ingest_and_idempotence(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [EXAMPLES])
+        assert (rep.experiments, rep.episodes, rep.rejected) == (3, 180, 0)
+        first = store.query("SELECT * FROM episodes ORDER BY experiment_id, trajectory_id")
+        rep2 = ingest_paths(store, [EXAMPLES])
+        assert rep2.episodes == 180
+        assert counts(store) == (3, 180, 0)
+        again = store.query("SELECT * FROM episodes ORDER BY experiment_id, trajectory_id")
+    strip = [{k: v for k, v in r.items() if k != "ingest_batch"} for r in first]
+    assert strip == [{k: v for k, v in r.items() if k != "ingest_batch"} for r in again]
+
+
+def test_summary_numbers_match_the_records(tmp_path: Path) -> None:
+    logs = [EvalLog.load(p) for p in sorted((EXAMPLES / "evallogs").iterdir())]
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [EXAMPLES])
+        rows = {r["agent"]: r for r in summary(store)}
+    for log in logs:
+        row = rows[log.experiment.agent.name]
+        eps = log.episodes
+        s = sum(e.success for e in eps)
+        assert row["episodes"] == len(eps) and row["successes"] == s
+        assert row["success_rate"] == pytest.approx(s / len(eps))
+        lo, hi = wilson_interval(s, len(eps))
+        assert (row["success_rate_ci_low"], row["success_rate_ci_high"]) == pytest.approx((lo, hi))
+        assert row["total_tokens"] == sum(e.usage.total_tokens for e in eps)
+        assert row["total_cost_usd"] == pytest.approx(sum(e.usage.total_cost_usd for e in eps))
+        assert row["cost_unknown_episodes"] == 0
+        errors: dict[str, int] = {}
+        for e in eps:
+            if e.status != "completed" or e.error_type:
+                errors[e.error_type or e.status] = errors.get(e.error_type or e.status, 0) + 1
+        assert row["errors_by_type"] == errors
+        assert row["mean_wall_time_s"] == pytest.approx(
+            sum(e.wall_time_s for e in eps) / len(eps))
+
+
+def test_retried_episode_replaces_the_earlier_one(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    ep = {"experiment_id": "e1", "task_id": "t", "trajectory_id": "t_ep0", "reward": 0.0}
+    src.write_text(json.dumps(ep) + "\n")
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [src])
+        src.write_text(json.dumps({**ep, "reward": 1.0}) + "\n")
+        ingest_paths(store, [src])
+        rows = store.query("SELECT reward, success FROM episodes")
+    assert rows == [{"reward": 1.0, "success": True}]
+
+
+def test_bad_records_quarantined_good_ones_kept(tmp_path: Path) -> None:
+    src = tmp_path / "mixed.jsonl"
+    good = {"experiment_id": "e1", "task_id": "t", "reward": 1.0}
+    src.write_text("\n".join([
+        json.dumps({**good, "trajectory_id": "a"}),
+        json.dumps({**good, "trajectory_id": "b", "reward": "high"}),
+        json.dumps({**good, "trajectory_id": "c"}),
+    ]) + "\n")
+    with Store(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [src])
+        assert (rep.episodes, rep.rejected) == (2, 1)
+        q = store.query("SELECT source_file, line, record, field, reason FROM quarantine")
+        # Re-ingesting does not duplicate quarantine rows.
+        ingest_paths(store, [src])
+        assert store.count("quarantine") == 1
+    assert q == [{"source_file": str(src), "line": 2, "record": "b", "field": "reward",
+                  "reason": "reward: Input should be a valid number, unable to parse string "
+                            "as a number"}]
+
+
+def test_episodes_without_experiment_still_count(tmp_path: Path) -> None:
+    src = tmp_path / "orphans.jsonl"
+    src.write_text(json.dumps({"experiment_id": "nope", "task_id": "t", "trajectory_id": "x",
+                               "reward": 1.0}) + "\n")
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [src])
+        rows = summary(store)
+    assert rows[0]["agent"] == "(no experiment record)" and rows[0]["episodes"] == 1
+
+
+def test_export_jsonl_round_trip(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [EXAMPLES])
+        stored = list(iter_episodes(store))
+        n = export_jsonl(store, tmp_path / "out.jsonl")
+    assert n == 180
+    lines = (tmp_path / "out.jsonl").read_text().splitlines()
+    back = [EpisodeRecord.model_validate(json.loads(x)) for x in lines]
+    assert back == stored
+    originals = {(e.experiment_id, e.trajectory_id): e for p in
+                 sorted((EXAMPLES / "evallogs").iterdir()) for e in EvalLog.load(p).episodes}
+    for ep in back:
+        if (ep.experiment_id, ep.trajectory_id) in originals:
+            assert ep == originals[(ep.experiment_id, ep.trajectory_id)]
+
+
+def test_export_parquet(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [EXAMPLES])
+        counts_ = export_parquet(store, tmp_path / "pq")
+    assert counts_["episodes"] == 180
+    n = duckdb.sql(f"SELECT count(*) FROM '{tmp_path / 'pq' / 'episodes.parquet'}'").fetchall()[0]
+    assert n[0] == 180
+
+
+def test_cube_fixture_ingest(tmp_path: Path) -> None:
+    xray = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "cube" / "xray"
+    with Store(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [xray])
+        assert (rep.experiments, rep.episodes, rep.rejected) == (2, 3, 0)
+        st = store.query("SELECT status, count(*) AS n FROM episodes GROUP BY 1 ORDER BY 1")
+    assert st == [{"status": "completed", "n": 2}, {"status": "max_steps", "n": 1}]
