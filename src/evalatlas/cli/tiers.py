@@ -1,0 +1,100 @@
+"""``evalatlas tiers``: ProjectScylla's per-tier table with intervals and uplift."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+import typer
+
+from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
+from evalatlas.cli.render import OutputFormat, fmt_value, render
+from evalatlas.store.tiers import report_meta, tier_table
+
+
+def _pct_ci(row: dict[str, Any]) -> str:
+    return (f"{100 * row['pass_rate']:.1f}% [{100 * row['pass_rate_ci_low']:.1f}, "
+            f"{100 * row['pass_rate_ci_high']:.1f}]")
+
+
+def _money(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return "inf" if v == float("inf") else f"${v:,.4f}"
+
+
+def _cost(row: dict[str, Any]) -> str:
+    text = _money(row["mean_cost_usd"])
+    if row["cost_unknown_runs"]:
+        text += f" (+{row['cost_unknown_runs']} unknown)"
+    return text
+
+
+def _uplift(row: dict[str, Any]) -> str:
+    if row["uplift"] is None:
+        return "-" if row["uplift_note"] is None else f"undefined ({row['uplift_note']})"
+    text = f"{100 * row['uplift']:+.1f}%"
+    if row["uplift_ci_low"] is not None:
+        text += f" [{100 * row['uplift_ci_low']:+.1f}, {100 * row['uplift_ci_high']:+.1f}]"
+    return text
+
+
+def tiers_cmd(
+    ctx: typer.Context,
+    baseline: Annotated[str, typer.Option("--baseline", help="Tier the uplift is measured "
+                                          "against; 'none' for no uplift.")] = "T0",
+    label: Annotated[str, typer.Option("--label", help="Experiment label that names the "
+                                       "tier.")] = "tier",
+    experiment: Annotated[list[str] | None, typer.Option(
+        "--experiment", "-e", help="Only these experiments (id or name).")] = None,
+    scale: Annotated[str, typer.Option("--scale", help="Grade scale: seed (A>=.95 ...) or "
+                                       "scylla (S at 1.0, A>=.80 ...).")] = "seed",
+    ddof: Annotated[int, typer.Option("--ddof", help="0: population std/variance (seed); "
+                                      "1: sample (ProjectScylla's code).")] = 0,
+    pass_weight: Annotated[float, typer.Option(help="Composite weight of pass rate.")] = 0.5,
+    impl_weight: Annotated[float, typer.Option(help="Composite weight of impl rate.")] = 0.5,
+    confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.95,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Per tier: runs, pass rate [CI], impl rate, median composite, grade, cost, cost of
+    pass and uplift [CI] against the baseline; then cross-tier variance and cost delta."""
+    if scale not in ("seed", "scylla"):
+        fail(f"unknown grade scale {scale!r}; use seed or scylla")
+    base = None if baseline.lower() == "none" else baseline
+    with open_store(ctx, read_only=True) as store:
+        try:
+            report = tier_table(store, baseline=base, label=label, experiment=experiment,
+                                confidence=confidence, weights=(pass_weight, impl_weight),
+                                scale=scale, ddof=ddof)  # type: ignore[arg-type]
+        except ValueError as exc:
+            fail(str(exc))
+    pct = f"{round(100 * confidence)}%"
+    columns = [
+        ("tier", "tier"), ("runs", "runs"),
+        ("pass_rate", f"pass rate [{pct} CI]", _pct_ci),
+        ("impl_rate", "impl rate", lambda r: fmt_value(r["impl_rate"])),
+        ("composite_median", "composite (median)", lambda r: fmt_value(r["composite_median"])),
+        ("grade", "grade"),
+        ("mean_cost_usd", "mean cost", _cost),
+        ("cost_of_pass_usd", "cost of pass", lambda r: _money(r["cost_of_pass_usd"])),
+        ("uplift", f"uplift vs {report.baseline or '-'} [{pct} CI]", _uplift),
+    ]
+    notes = list(report.notes)
+    if not report.rows:
+        notes.append(f"no episodes carry the experiment label {label!r}; ingest ProjectScylla "
+                     "runs or label your experiments")
+    else:
+        notes.append(
+            f"cross-tier: pass-rate variance {fmt_value(report.pass_rate_variance, 5)}, "
+            f"cost variance {fmt_value(report.cost_variance, 6)}, "
+            f"cost delta {_money(None if math.isnan(report.cost_delta) else report.cost_delta)}"
+            f" (ddof={ddof}; costs are per-tier median run costs)")
+    emit(render(report.rows, columns, fmt, schema="evalatlas.tiers/1", title="Tiers",
+                meta={**report_meta(report), "label": label, "scale": scale, "ddof": ddof,
+                      "confidence": confidence, "weights": [pass_weight, impl_weight]},
+                notes=notes), output)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("tiers")(tiers_cmd)
