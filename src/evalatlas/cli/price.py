@@ -1,0 +1,110 @@
+"""``evalatlas price``: the cost of a token count for a model, and which source priced it."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from evalatlas.cli.common import FormatOption, emit, fail
+from evalatlas.cli.render import OutputFormat, render
+from evalatlas.errors import InputError
+from evalatlas.pricing import PriceBook, cost_from_price, normalise_model_name
+from evalatlas.pricing.tables import DEFAULT_PRESETS, PRESETS
+
+
+class UnknownCost(StrEnum):
+    none = "none"
+    zero = "zero"
+
+
+def _money(v: float | None) -> str:
+    return "unknown" if v is None else f"${v:,.6f}"
+
+
+def _rate(v: float | None) -> str:
+    return "-" if v is None else f"${v:g}"
+
+
+def price_cmd(
+    model: Annotated[str, typer.Argument(help="Model name, any spelling "
+                                         "(openai/gpt-5-mini, openai:gpt-5-mini, ...).")],
+    input_tokens: Annotated[int, typer.Option("--input", min=0,
+                                              help="Uncached input tokens.")] = 0,
+    output_tokens: Annotated[int, typer.Option("--output", min=0, help="Output tokens.")] = 0,
+    cache_read: Annotated[int, typer.Option("--cache-read", min=0,
+                                            help="Input tokens read from cache.")] = 0,
+    cache_write: Annotated[int, typer.Option("--cache-write", min=0,
+                                             help="Input tokens written to cache.")] = 0,
+    prices: Annotated[Path | None, typer.Option(
+        "--prices", help="Price file (TOML or YAML, USD per million tokens); "
+        "checked before the presets.")] = None,
+    preset: Annotated[list[str] | None, typer.Option(
+        "--preset", help=f"Preset tables to use, in order (repeatable). Default: "
+        f"{', '.join(DEFAULT_PRESETS)}. Known: {', '.join(sorted(PRESETS))}.")] = None,
+    no_library: Annotated[bool, typer.Option(
+        "--no-library", help="Do not fall back to the genai-prices library.")] = False,
+    unknown_model_cost: Annotated[UnknownCost, typer.Option(
+        "--unknown-model-cost", help="'none': an unknown model's cost is unknown; "
+        "'zero': report $0 as the seeds do.")] = UnknownCost.none,
+    fmt: FormatOption = OutputFormat.table,
+) -> None:
+    """Cost of INPUT/OUTPUT/cache tokens for MODEL, with the price source.
+
+    cost = (input*p_in + output*p_out + cache_read*p_cache_read + cache_write*p_cache_write)
+    / 1e6, prices in USD per million tokens; first source that knows the model wins:
+    --prices FILE, then the presets, then genai-prices. (``--output`` is the output
+    token count here, so this command prints to stdout only.)
+    """
+    try:
+        book = PriceBook(prices, preset, library=not no_library)
+    except (InputError, ValueError) as exc:
+        fail(escape(str(exc)))  # the message holds file and model names: no rich markup
+    price = book.price_for(model)
+    notes: list[str] = []
+    row: dict[str, Any] = {
+        "model": model,
+        "normalised": normalise_model_name(model),
+        "input_tokens": input_tokens, "output_tokens": output_tokens,
+        "cache_read_tokens": cache_read, "cache_write_tokens": cache_write,
+    }
+    if price is None:
+        cost = 0.0 if unknown_model_cost is UnknownCost.zero else None
+        row.update({"source": None, "matched": None, "input_per_mtok": None,
+                    "output_per_mtok": None, "cache_read_per_mtok": None,
+                    "cache_write_per_mtok": None, "cost_usd": cost,
+                    "cost_source": "unknown-model-zero" if cost == 0.0 else "unknown"})
+        notes.append(f"no price known for {model!r}: cost is unknown"
+                     + (" (reported as $0 because of --unknown-model-cost zero)"
+                        if cost == 0.0 else "; add it to a --prices file"))
+    else:
+        row.update({
+            "source": price.source, "matched": price.matched,
+            "input_per_mtok": price.input, "output_per_mtok": price.output,
+            "cache_read_per_mtok": price.cache_read, "cache_write_per_mtok": price.cache_write,
+            "cost_usd": cost_from_price(price, input_tokens, output_tokens, cache_read,
+                                        cache_write),
+            "cost_source": "computed",
+        })
+        notes.extend(price.notes)
+        if (cache_read and price.cache_read is None) or (cache_write and price.cache_write
+                                                          is None):
+            notes.append("no cache price known: cache tokens charged at the input price")
+    columns = [
+        ("model", "model"), ("matched", "priced as"), ("source", "source"),
+        ("input_per_mtok", "$/M in", lambda r: _rate(r["input_per_mtok"])),
+        ("output_per_mtok", "$/M out", lambda r: _rate(r["output_per_mtok"])),
+        ("cache_read_per_mtok", "$/M cache read", lambda r: _rate(r["cache_read_per_mtok"])),
+        ("cache_write_per_mtok", "$/M cache write",
+         lambda r: _rate(r["cache_write_per_mtok"])),
+        ("cost_usd", "cost", lambda r: _money(r["cost_usd"])),
+    ]
+    emit(render([row], columns, fmt, schema="evalatlas.price/1", title="Price",
+                notes=notes))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("price")(price_cmd)

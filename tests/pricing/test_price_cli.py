@@ -1,0 +1,66 @@
+"""``evalatlas price`` end to end through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from evalatlas.cli.main import app
+
+runner = CliRunner()
+
+
+def _json(args: list[str]) -> dict:
+    res = runner.invoke(app, ["price", *args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_price_json_scylla_t0_sonnet() -> None:
+    env = _json(["claude-sonnet-4-5-20250929", "--input", "29", "--output", "656",
+                 "--cache-read", "112686", "--cache-write", "23106"])
+    assert env["schema"] == "evalatlas.price/1"
+    row = env["rows"][0]
+    assert row["cost_usd"] == pytest.approx(0.1303803)
+    assert row["source"].startswith("genai-prices")
+    assert (row["cache_read_per_mtok"], row["cache_write_per_mtok"]) == (0.3, 3.75)
+
+
+def test_price_spellings_agree() -> None:
+    costs = [_json([m, "--input", "1500", "--output", "600"])["rows"][0]["cost_usd"]
+             for m in ["openai/gpt-5-mini", "openai:gpt-5-mini", "@gpt-5-mini", "gpt-5-mini"]]
+    assert costs == pytest.approx([0.001575] * 4)
+
+
+def test_price_unknown_model_none_and_zero() -> None:
+    row = _json(["mystery-model", "--input", "10"])["rows"][0]
+    assert row["cost_usd"] is None and row["cost_source"] == "unknown"
+    row = _json(["mystery-model", "--input", "10", "--unknown-model-cost", "zero"])["rows"][0]
+    assert row["cost_usd"] == 0.0 and row["cost_source"] == "unknown-model-zero"
+
+
+def test_price_file_and_preset(tmp_path: Path) -> None:
+    f = tmp_path / "p.toml"
+    f.write_text('[models."gpt-4o"]\ninput = 1.0\noutput = 1.0\n')
+    row = _json(["gpt-4o", "--input", "1000000", "--prices", str(f)])["rows"][0]
+    assert row["cost_usd"] == 1.0 and row["source"] == f"file:{f}"
+    row = _json(["gpt-4o", "--output", "1000000", "--preset", "scylla-doc"])["rows"][0]
+    assert row["cost_usd"] == 15.0 and row["source"] == "preset:scylla-doc"
+
+
+def test_price_bad_file_is_a_clear_error(tmp_path: Path) -> None:
+    f = tmp_path / "p.toml"
+    f.write_text('[models."m"]\ninput = 1.0\n')
+    res = runner.invoke(app, ["price", "m", "--prices", str(f)])
+    assert res.exit_code == 2
+    text = " ".join(res.output.split())
+    assert "field 'output'" in text and "[record m]" in text and str(f.name) in text
+
+
+def test_price_table_escapes_model_text() -> None:
+    res = runner.invoke(app, ["price", "[bold]evil[/bold]", "--format", "markdown"])
+    assert res.exit_code == 0
+    assert "\\[bold\\]evil\\[/bold\\]" in res.stdout
