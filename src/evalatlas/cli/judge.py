@@ -1,0 +1,162 @@
+"""``evalatlas judge``: LLM-judge stored episodes that lack judge scores.
+
+Selects completed episodes whose ``scores.correctness`` is missing (all of them with
+``--rejudge``), asks the answer judge, and upserts the episodes with the scores, the
+judge's reasoning, the judge's own usage (``judge_usage``, apart from the agent's) and the
+reward ``(correctness - 1) / 4``. Episodes written by ``evalatlas run`` also get their
+``episode_record.json`` rewritten, so a later re-ingest or resume keeps the scores. The
+judge sees source text when ``--scenario`` supplies the documents, else names only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evalatlas.adapters.frameworks import load_scenario
+from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
+from evalatlas.cli.render import OutputFormat, render
+from evalatlas.cli.run import (
+    JudgeBaseUrlOption,
+    JudgeCacheOption,
+    make_judge,
+    resolve_scenario,
+)
+from evalatlas.errors import EvalAtlasError
+from evalatlas.judge.answer import CRITERIA, SourceText, judge_answer
+from evalatlas.judge.cache import DEFAULT_CACHE_DIR
+from evalatlas.judge.client import JudgeClient
+from evalatlas.records.evallog import EPISODE_FILE, record_json
+from evalatlas.records.jsonio import atomic_write_text
+from evalatlas.records.models import EpisodeRecord
+from evalatlas.runner.episodes import reward_from_correctness
+from evalatlas.store.db import Store
+from evalatlas.store.rows import episode_from_row, episode_row
+
+
+def select_unjudged(store: Store, experiments: list[str] | None, rejudge: bool,
+                    limit: int | None) -> list[dict[str, Any]]:
+    """Completed episodes with a missing correctness score (or all, with ``rejudge``)."""
+    where = ["e.status = 'completed'"]
+    params: list[Any] = []
+    if not rejudge:
+        where.append("TRY_CAST(e.scores->>'$.correctness' AS DOUBLE) IS NULL")
+    if experiments:
+        marks = ", ".join("?" for _ in experiments)
+        where.append(f"(e.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))")
+        params += list(experiments) * 2
+    sql = ("SELECT e.*, x.framework_name AS x_framework FROM episodes e JOIN experiments x "
+           f"USING (experiment_id) WHERE {' AND '.join(where)} "
+           "ORDER BY e.experiment_id, e.trajectory_id")
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return store.query(sql, params)
+
+
+def apply_verdict(ep: EpisodeRecord, verdict: Any) -> EpisodeRecord:
+    """The episode with new judge scores, usage, reasoning and reward."""
+    data = ep.model_dump(mode="json")
+    data["scores"] = {**data.get("scores", {}), **verdict.scores}
+    extra = dict(data.get("extra") or {})
+    errors = dict(extra.get("score_errors") or {})
+    for c in CRITERIA:
+        errors.pop(c, None)
+        if verdict.error:
+            errors[c] = verdict.error
+    extra["score_errors"] = errors
+    if not errors:
+        extra.pop("score_errors")
+    extra["judge_reasoning"] = verdict.reasoning
+    extra["judge_model"] = verdict.model
+    reward = reward_from_correctness(verdict.scores.get("correctness"))
+    if reward is None:
+        data["reward"] = 0.0
+        extra["reward_missing"] = True
+    else:
+        data["reward"] = reward
+        extra.pop("reward_missing", None)
+    data["success"] = data["reward"] > 0
+    data["extra"] = extra
+    data["judge_usage"] = verdict.usage.model_dump(mode="json") if verdict.usage else None
+    return EpisodeRecord.model_validate(data)
+
+
+async def judge_rows(store: Store, rows: list[dict[str, Any]], judge: JudgeClient,
+                     docs: dict[str, str]) -> dict[str, int]:
+    counts = {"judged": 0, "failed": 0, "cached": 0}
+
+    async def one(row: dict[str, Any]) -> tuple[dict[str, Any], EpisodeRecord, Any]:
+        ep = episode_from_row(row)
+        sources = [SourceText(s, docs.get(s)) for s in dict.fromkeys(ep.retrieved_sources or [])]
+        verdict = await judge_answer(judge, ep.input_text or "", ep.expected_text,
+                                     ep.output_text, sources)
+        return row, ep, verdict
+
+    results = await asyncio.gather(*(one(r) for r in rows))
+    batch = store.next_batch_id()
+    out_rows = []
+    for row, ep, verdict in results:
+        new = apply_verdict(ep, verdict)
+        counts["failed" if verdict.error else "judged"] += 1
+        counts["cached"] += int(verdict.cached)
+        source = row.get("source_file")
+        out_rows.append(episode_row(new, source, batch, row.get("llm_model")))
+        if (row.get("x_framework") == "evalatlas-runner" and source
+                and source.endswith(EPISODE_FILE) and Path(source).is_file()):
+            atomic_write_text(Path(source), record_json(new, indent=2))
+    if out_rows:
+        store.write_batch(batch_id=batch, experiments=[], episodes=out_rows, measurements=[],
+                          problems=[], sources=["evalatlas judge"],
+                          started_at=_dt.datetime.now(_dt.UTC))
+    return counts
+
+
+def judge_cmd(
+    ctx: typer.Context,
+    judge_model: Annotated[str, typer.Option("--judge-model", help="Judge model.")],
+    experiment: Annotated[list[str] | None, typer.Option(
+        "--experiment", "-e", help="Only these experiments (id or name).")] = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    judge_cache_dir: JudgeCacheOption = DEFAULT_CACHE_DIR,
+    scenario: Annotated[str | None, typer.Option(
+        "--scenario", help="Scenario whose documents give the judge the source text.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight.")] = 8,
+    rejudge: Annotated[bool, typer.Option("--rejudge", help="Judge scored episodes too.")
+                       ] = False,
+    limit: Annotated[int | None, typer.Option(min=1)] = None,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Judge stored episodes that lack judge scores; failures stay missing, never 0."""
+    try:
+        docs = {}
+        if scenario:
+            docs = {d.source: d.text for d in load_scenario(resolve_scenario(scenario)).documents}
+        judge = make_judge(judge_model, judge_base_url, judge_cache_dir, concurrency)
+    except EvalAtlasError as exc:
+        fail(str(exc))
+        return
+    assert judge is not None
+
+    async def go() -> dict[str, int]:
+        try:
+            with open_store(ctx) as store:
+                rows = select_unjudged(store, experiment, rejudge, limit)
+                return await judge_rows(store, rows, judge, docs)
+        finally:
+            await judge.aclose()
+
+    counts = asyncio.run(go())
+    row = {"judge_model": judge_model, **counts}
+    notes = [] if counts["judged"] + counts["failed"] else ["no episodes lacked judge scores"]
+    emit(render([row], [("judge_model", "judge model"), ("judged", "judged"),
+                        ("failed", "failed (scores missing)"), ("cached", "from cache")],
+                fmt, schema="evalatlas.judge/1", title="Judge", notes=notes), output)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("judge")(judge_cmd)

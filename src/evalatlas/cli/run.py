@@ -1,0 +1,134 @@
+"""``evalatlas run``: run a framework over a scenario, judge, record, resume."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evalatlas.adapters.frameworks import load_scenario
+from evalatlas.cli.common import FormatOption, OutputOption, emit, err_console, fail, open_store
+from evalatlas.cli.render import OutputFormat, render
+from evalatlas.errors import EvalAtlasError
+from evalatlas.judge.cache import DEFAULT_CACHE_DIR
+from evalatlas.judge.client import JudgeClient, JudgeConfig
+from evalatlas.runner.engine import RunConfig, run_scenario
+from evalatlas.runner.loading import load_framework
+from evalatlas.store.ingest import ingest_paths
+
+BUNDLED = Path(__file__).resolve().parents[1] / "data" / "scenarios"
+
+JudgeModelOption = Annotated[str | None, typer.Option(
+    "--judge-model", help="LLM judge model (OpenAI-compatible). Without it only the lexical "
+    "judge runs and judge scores stay missing.")]
+JudgeBaseUrlOption = Annotated[str | None, typer.Option(
+    "--judge-base-url", help="OpenAI-compatible base URL (overrides $OPENAI_BASE_URL). The key "
+    "comes from $OPENAI_API_KEY.")]
+JudgeCacheOption = Annotated[Path, typer.Option(
+    "--judge-cache-dir", help="Disk cache of judge answers.")]
+
+
+def resolve_scenario(arg: str) -> Path:
+    """A scenario directory, or the name of a bundled one (``offline_qa``)."""
+    p = Path(arg)
+    if p.exists():
+        return p
+    if (BUNDLED / arg).is_dir():
+        return BUNDLED / arg
+    known = ", ".join(sorted(d.name for d in BUNDLED.iterdir() if d.is_dir())) \
+        if BUNDLED.is_dir() else "(none)"
+    raise EvalAtlasError(f"scenario {arg!r} not found (no such directory; bundled: {known})")
+
+
+def make_judge(model: str | None, base_url: str | None, cache_dir: Path | None,
+               concurrency: int = 8) -> JudgeClient | None:
+    if not model:
+        return None
+    return JudgeClient(JudgeConfig(model=model, base_url=base_url, cache_dir=cache_dir,
+                                   concurrency=concurrency))
+
+
+def run_cmd(
+    ctx: typer.Context,
+    scenario: Annotated[str, typer.Argument(help="Scenario directory (spec.yaml) or the name of "
+                                            "a bundled scenario, e.g. offline_qa.")],
+    framework: Annotated[str, typer.Option(
+        "--framework", help="module:Class, cmd:<command line>, or an example: bm25, echo.")],
+    mode: Annotated[str, typer.Option(help="Scenario mode (spec.yaml modes).")] = "baseline",
+    runs: Annotated[int, typer.Option(min=1, help="Repeat every question N times.")] = 1,
+    query_timeout_seconds: Annotated[float, typer.Option(
+        "--query-timeout-seconds", min=0.001, help="Per-question timeout.")] = 120.0,
+    concurrency: Annotated[int, typer.Option(min=1, help="Questions in flight.")] = 1,
+    judge_model: JudgeModelOption = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    judge_cache_dir: JudgeCacheOption = DEFAULT_CACHE_DIR,
+    no_judge_cache: Annotated[bool, typer.Option("--no-judge-cache")] = False,
+    skip_code_quality: Annotated[bool, typer.Option("--skip-code-quality")] = False,
+    skip_code_review: Annotated[bool, typer.Option("--skip-code-review")] = False,
+    output_dir: Annotated[Path, typer.Option(
+        "--output-dir", help="Where run directories (EvalLog) are written.")] = Path("runs"),
+    no_store: Annotated[bool, typer.Option(
+        "--no-store", help="Only write the EvalLog directory, not the store.")] = False,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Run a framework over a scenario's questions (timeouts, repeats, judge), resumably.
+
+    Every finished question x run is written at once to an EvalLog directory and the
+    store; re-running the same command resumes and does not redo finished episodes.
+    """
+    try:
+        scen = load_scenario(resolve_scenario(scenario))
+        if scen.modes and mode not in scen.modes:
+            scen.mode_config(mode)  # raises a clear error naming the known modes
+        handle = load_framework(framework)
+        judge = make_judge(judge_model, judge_base_url, None if no_judge_cache
+                           else judge_cache_dir)
+    except EvalAtlasError as exc:
+        fail(str(exc))
+        return
+    cfg = RunConfig(mode=mode, runs=runs, query_timeout_s=query_timeout_seconds,
+                    concurrency=concurrency, output_dir=output_dir,
+                    skip_code_quality=skip_code_quality, skip_code_review=skip_code_review)
+
+    def progress(ep: Any) -> None:
+        err_console.print(f"  {ep.trajectory_id}: {ep.status}", highlight=False, markup=False)
+
+    async def go() -> Any:
+        try:
+            if no_store:
+                return await run_scenario(scen, handle, cfg, judge=judge, on_episode=progress)
+            with open_store(ctx) as store:
+                result = await run_scenario(scen, handle, cfg, judge=judge, store=store,
+                                            on_episode=progress)
+                ingest_paths(store, [result.run_dir])
+                return result
+        finally:
+            if judge is not None:
+                await judge.aclose()
+
+    summary = asyncio.run(go())
+    row = {"run_dir": str(summary.run_dir), "experiment_id": summary.experiment_id,
+           "experiment": summary.experiment_name, "planned": summary.planned,
+           "resumed": summary.resumed, "done": summary.done,
+           "statuses": dict(summary.statuses), "judge_failures": summary.judge_failures,
+           "wall_s": summary.wall_s}
+    columns = [("experiment", "experiment"), ("planned", "planned"), ("resumed", "resumed"),
+               ("done", "run now"),
+               ("statuses", "statuses",
+                lambda r: ", ".join(f"{k}: {v}" for k, v in sorted(r["statuses"].items()))
+                or "-"),
+               ("judge_failures", "judge failures"), ("wall_s", "wall s"),
+               ("run_dir", "run dir")]
+    notes = list(summary.notes)
+    if judge is None:
+        notes.append("no --judge-model: correctness/completeness/faithfulness are missing; "
+                     "lexical scores were computed")
+    emit(render([row], columns, fmt, schema="evalatlas.run/1", title="Run", notes=notes),
+         output)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_cmd)

@@ -1,0 +1,324 @@
+"""Run a framework over a scenario's questions: timeouts, concurrency, judging, resume.
+
+Pipeline per run directory (``<output>/<framework-slug>__<scenario>__<mode>/``, an
+EvalLog directory):
+
+1. the experiment record is written (and upserted into the store, if one is given);
+2. ``configure`` (if the framework has it) and ``ingest`` run once, untimed, as upstream;
+3. every question x run not already on disk is queried with ``asyncio.wait_for`` under
+   ``query_timeout_s``, at most ``concurrency`` at a time; then scored: retrieval
+   precision/recall (:mod:`evalatlas.metrics.retrieval`), the scenario profile's
+   metrics (:mod:`evalatlas.metrics.profiles`), the lexical judge and, when configured,
+   the LLM answer judge;
+4. each finished episode is written atomically to ``episodes/<trajectory_id>/`` and
+   into the store right away, so an interrupted run resumes where it stopped: episodes
+   already on disk (any status) are not redone;
+5. code quality (``evalatlas.codequality``) and the LLM code review go into the
+   experiment's ``extra``; finally the directory is ingested (idempotent upsert).
+
+Failure semantics (unlike upstream, see docs/runner-and-judges.md): a timeout keeps
+the tokens reported before it (``QueryContext``), counts at the timeout value, has
+status ``timeout`` and reward 0; an exception in a question is status ``error`` with its
+type and message and never aborts the run; a failed judge leaves scores missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalatlas.adapters.frameworks import Scenario, safe_id, trajectory_id_for
+from evalatlas.judge.answer import CRITERIA, SourceText, judge_answer
+from evalatlas.judge.client import JudgeClient, scrub
+from evalatlas.judge.code_review import review_code, review_to_extra
+from evalatlas.judge.lexical import lexical_scores
+from evalatlas.metrics.profiles import QuestionContext, get_profile
+from evalatlas.metrics.retrieval import retrieval_precision, retrieval_recall
+from evalatlas.records.evallog import EPISODE_FILE, EPISODES_DIR, EXPERIMENT_FILE, record_json
+from evalatlas.records.jsonio import atomic_write_text, read_json_file
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord, UsageSummary
+from evalatlas.records.validate import parse_record
+from evalatlas.runner.episodes import episode_for, experiment_for
+from evalatlas.runner.loading import FrameworkHandle
+from evalatlas.runner.protocol import Answer, QueryContext, call_maybe_async, takes_context
+from evalatlas.store.db import Store
+from evalatlas.store.rows import episode_row, experiment_row
+
+TIMEOUT_ANSWER = None  # a timed-out question has no answer text (upstream used a fixed string)
+
+
+@dataclass
+class RunConfig:
+    """Settings of one ``evalatlas run``."""
+
+    mode: str = "baseline"
+    runs: int = 1
+    query_timeout_s: float = 120.0
+    concurrency: int = 1
+    output_dir: Path = Path("runs")
+    skip_code_quality: bool = False
+    skip_code_review: bool = False
+
+
+@dataclass
+class RunSummary:
+    """What a run did."""
+
+    run_dir: Path
+    experiment_id: str
+    experiment_name: str
+    planned: int = 0
+    resumed: int = 0
+    done: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    judge_failures: int = 0
+    wall_s: float = 0.0
+    overhead_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def run_dir_for(output_dir: Path, framework: str, scenario: str, mode: str) -> Path:
+    slug = safe_id(framework.lower().replace(" ", "_"))
+    return output_dir / f"{slug}__{safe_id(scenario)}__{safe_id(mode)}"
+
+
+def finished_trajectories(run_dir: Path) -> set[str]:
+    """Trajectory ids whose episode record is on disk and readable (resume)."""
+    done: set[str] = set()
+    root = run_dir / EPISODES_DIR
+    if not root.is_dir():
+        return done
+    for ep_dir in root.iterdir():
+        path = ep_dir / EPISODE_FILE
+        if path.is_file():
+            try:
+                parse_record(EpisodeRecord, read_json_file(path), file=str(path))
+            except Exception:  # a torn or foreign file: redo that episode
+                continue
+            done.add(ep_dir.name)
+    return done
+
+
+def _write_store_rows(store: Store | None, exp: ExperimentRecord | None,
+                      eps: list[EpisodeRecord], source: str) -> None:
+    if store is None:
+        return
+    batch = store.next_batch_id()
+    store.write_batch(
+        batch_id=batch,
+        experiments=[experiment_row(exp, source, batch)] if exp is not None else [],
+        episodes=[episode_row(e, source, batch) for e in eps], measurements=[],
+        problems=[], sources=[source], started_at=_dt.datetime.now(_dt.UTC))
+
+
+def _source_texts(answer: Answer, docs: dict[str, str]) -> list[SourceText]:
+    contexts = answer.metadata.get("contexts")
+    if isinstance(contexts, list) and contexts:
+        out = []
+        for c in contexts:
+            if isinstance(c, dict):
+                out.append(SourceText(str(c.get("source", "?")), str(c.get("text", ""))))
+        if out:
+            return out
+    return [SourceText(s, docs.get(s)) for s in dict.fromkeys(answer.sources)]
+
+
+def _profile_scores(scenario: Scenario, question: Any, answer: Answer
+                    ) -> tuple[dict[str, float | None], dict[str, Any]]:
+    """Numeric profile metrics go to ``scores``, booleans and the rest to ``extra``."""
+    profile = get_profile(scenario.profile)
+    metrics = profile.question_metrics(QuestionContext(
+        metadata=question.metadata, answer=answer.text, sources_used=answer.sources,
+        answer_metadata=answer.metadata))
+    scores: dict[str, float | None] = {}
+    extra: dict[str, Any] = {}
+    for k, v in metrics.items():
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            extra[k] = v
+        else:
+            scores[k] = float(v)
+    return scores, extra
+
+
+async def _code_extras(handle: FrameworkHandle, scenario: Scenario, cfg: RunConfig,
+                       judge: JudgeClient | None, notes: list[str]) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    src = handle.source_file
+    if cfg.skip_code_quality:
+        return extra
+    if src is None or not src.is_file():
+        notes.append("code quality skipped: the framework's source file is unknown")
+        return extra
+    try:
+        from evalatlas import codequality
+
+        analyse = getattr(codequality, "analyze_file", None) or getattr(
+            codequality, "code_quality", None)
+        if analyse is None:
+            notes.append("code quality skipped: evalatlas.codequality has no analyze_file")
+        else:
+            result = analyse(src)
+            extra["code_quality"] = result.model_dump(mode="json") if hasattr(
+                result, "model_dump") else result
+    except Exception as exc:  # static analysis must not lose the run
+        notes.append(f"code quality failed: {type(exc).__name__}: {exc}")
+    if judge is not None and not cfg.skip_code_review:
+        text = src.read_text(encoding="utf-8", errors="replace")
+        review = await review_code(judge, handle.name, scenario.description, text)
+        extra["code_review"] = review_to_extra(review)
+        if not review.ok:
+            notes.append(f"code review failed: {review.error}")
+    return extra
+
+
+async def run_scenario(
+    scenario: Scenario,
+    handle: FrameworkHandle,
+    cfg: RunConfig,
+    *,
+    judge: JudgeClient | None = None,
+    store: Store | None = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> RunSummary:
+    """Run ``handle`` over ``scenario`` (see module docstring); returns a summary."""
+    t_start = time.perf_counter()
+    fw = handle.instance
+    mode_config = scenario.mode_config(cfg.mode) if scenario.modes else {}
+    run_dir = run_dir_for(cfg.output_dir, handle.name, scenario.name, cfg.mode).resolve()
+    settings: dict[str, Any] = {"runs": cfg.runs, "query_timeout_s": cfg.query_timeout_s,
+                                "framework_spec": handle.spec, "kind": handle.kind,
+                                "mode_config": mode_config}
+    if judge is not None:
+        settings["judge"] = judge.config.describe()
+    model = getattr(fw, "llm_model", None) or scenario.llm_model
+    exp = experiment_for(scenario, handle.name, cfg.mode, run_dir, model=model,
+                         settings=settings)
+    exp_path = run_dir / EXPERIMENT_FILE
+    if exp_path.is_file():  # resume: keep the original id and timestamp
+        old = parse_record(ExperimentRecord, read_json_file(exp_path), file=str(exp_path))
+        exp.timestamp, exp.extra = old.timestamp, dict(old.extra)
+    atomic_write_text(exp_path, record_json(exp, indent=2))
+    _write_store_rows(store, exp, [], str(run_dir))
+    summary = RunSummary(run_dir, exp.experiment_id, exp.experiment_name)
+
+    done = finished_trajectories(run_dir)
+    todo = [(q, r) for r in range(cfg.runs) for q in scenario.questions
+            if trajectory_id_for(q.id, r) not in done]
+    summary.planned = cfg.runs * len(scenario.questions)
+    summary.resumed = summary.planned - len(todo)
+
+    if todo:
+        configure = getattr(fw, "configure", None)
+        if callable(configure):
+            configure(cfg.mode, mode_config, scenario)
+        await call_maybe_async(fw.ingest, list(scenario.documents))
+    with_ctx = takes_context(fw.query)
+    docs = {d.source: d.text for d in scenario.documents}
+    sem = asyncio.Semaphore(max(1, cfg.concurrency))
+    query_time = 0.0
+
+    async def one(question: Any, run: int) -> None:
+        nonlocal query_time
+        async with sem:
+            ctx = QueryContext(question.id, run)
+            args = (question.text, ctx) if with_ctx else (question.text,)
+            t0 = time.perf_counter()
+            status, err_type, err_msg, answer = "completed", None, None, None
+            try:
+                raw = await asyncio.wait_for(call_maybe_async(fw.query, *args),
+                                             cfg.query_timeout_s)
+                answer = Answer.coerce(raw)
+                latency = time.perf_counter() - t0
+            except TimeoutError:
+                status, err_type = "timeout", "timeout"
+                err_msg = f"no answer within {cfg.query_timeout_s:g} s"
+                latency = cfg.query_timeout_s
+            except Exception as exc:  # one question must never abort the run
+                status, err_type = "error", type(exc).__name__
+                err_msg = scrub(f"{exc}")[:2000] or "".join(
+                    traceback.format_exception_only(exc)).strip()
+                latency = time.perf_counter() - t0
+            query_time += latency
+            usage = answer.usage if answer is not None and answer.usage is not None \
+                else ctx.usage()
+            if usage is not None and usage.model is None and ctx.model:
+                usage = usage.model_copy(update={"model": ctx.model})
+            scores: dict[str, float | None] = {c: None for c in CRITERIA}
+            extra: dict[str, Any] = {"tool_trace": ctx.tool_trace, "agents_used":
+                                     list(ctx.agents_used)}
+            judge_usage: UsageSummary | None = None
+            score_errors: dict[str, str] = {}
+            if answer is not None:
+                meta = dict(answer.metadata)
+                extra["tool_trace"] = meta.pop("tool_trace", None) or ctx.tool_trace
+                extra["agents_used"] = meta.pop("agents_used", None) or list(ctx.agents_used)
+                meta.pop("contexts", None)
+                if meta:
+                    extra["answer_metadata"] = meta
+                scores["retrieval_precision"] = retrieval_precision(
+                    answer.sources, question.expected_sources)
+                scores["retrieval_recall"] = retrieval_recall(
+                    answer.sources, question.expected_sources)
+                try:
+                    pscores, pextra = _profile_scores(scenario, question, answer)
+                    scores.update(pscores)
+                    extra.update(pextra)
+                except Exception as exc:
+                    score_errors["profile"] = f"{type(exc).__name__}: {exc}"
+                if question.expected_answer:
+                    lex = lexical_scores(answer.text, question.expected_answer)
+                    scores["lexical_exact_match"] = lex["exact_match"]
+                    scores["lexical_token_f1"] = lex["token_f1"]
+                if judge is not None:
+                    verdict = await judge_answer(judge, question.text, question.expected_answer,
+                                                 answer.text, _source_texts(answer, docs))
+                    scores.update(verdict.scores)
+                    judge_usage = verdict.usage
+                    extra["judge_reasoning"] = verdict.reasoning
+                    extra["judge_model"] = verdict.model
+                    extra["judge_cached"] = verdict.cached
+                    if verdict.error:
+                        for c in CRITERIA:
+                            score_errors[c] = verdict.error
+                        summary.judge_failures += 1
+                else:
+                    for c in CRITERIA:
+                        score_errors[c] = "no LLM judge configured (--judge-model)"
+            else:
+                for c in CRITERIA:
+                    score_errors[c] = f"not judged: {status}"
+            if score_errors:
+                extra["score_errors"] = score_errors
+            ep = episode_for(
+                exp.experiment_id, question_id=question.id, run=run, question=question.text,
+                expected=question.expected_answer, expected_sources=question.expected_sources,
+                status=status, answer=answer.text if answer is not None else TIMEOUT_ANSWER,
+                sources=answer.sources if answer is not None else None, wall_time_s=latency,
+                usage=usage, judge_usage=judge_usage, scores=scores, error_type=err_type,
+                error_message=err_msg, extra=extra)
+            path = run_dir / EPISODES_DIR / ep.trajectory_id / EPISODE_FILE
+            atomic_write_text(path, record_json(ep, indent=2))
+            _write_store_rows(store, None, [ep], str(path))
+            summary.done += 1
+            summary.statuses[status] += 1
+            if on_episode is not None:
+                on_episode(ep)
+
+    await asyncio.gather(*(one(q, r) for q, r in todo))
+
+    code_extra = await _code_extras(handle, scenario, cfg, judge, summary.notes) \
+        if todo or not exp.extra else {}
+    if code_extra:
+        exp.extra.update(code_extra)
+        atomic_write_text(exp_path, record_json(exp, indent=2))
+        _write_store_rows(store, exp, [], str(run_dir))
+    summary.wall_s = time.perf_counter() - t_start
+    summary.overhead_s = max(0.0, summary.wall_s - query_time / max(1, cfg.concurrency))
+    return summary

@@ -1,0 +1,104 @@
+"""Records of a framework run, following the framework-comparison episode convention.
+
+One :class:`ExperimentRecord` per framework x scenario x mode; one
+:class:`EpisodeRecord` per question x run (``trajectory_id = f"{qid}__run{run}"``).
+
+Reward: ``(correctness - 1) / 4`` (the 1-5 judge scale mapped to 0-1, so success means
+correctness > 1) when a correctness score exists; ``0.0`` for timeouts and errors (the
+seed scores a timed-out question 0); ``0.0`` with ``extra["reward_missing"] = True``
+when the judge failed or no judge ran. Metrics must therefore read
+``scores["correctness"]`` (None-aware), not ``reward``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from evalatlas.adapters.frameworks import Scenario, trajectory_id_for
+from evalatlas.records.ids import experiment_id_for
+from evalatlas.records.models import (
+    AgentInfo,
+    BenchmarkSubset,
+    EpisodeRecord,
+    ExperimentRecord,
+    UsageSummary,
+)
+
+
+def reward_from_correctness(correctness: float | None) -> float | None:
+    """``(correctness - 1) / 4`` on the 1-5 scale; None when correctness is missing."""
+    if correctness is None:
+        return None
+    return (correctness - 1.0) / 4.0
+
+
+def experiment_for(
+    scenario: Scenario, framework: str, mode: str, run_dir: Path, *,
+    model: str | None, settings: dict[str, Any],
+) -> ExperimentRecord:
+    """The experiment record of one framework x scenario x mode."""
+    name = f"{framework}/{scenario.name}/{mode}"
+    return ExperimentRecord(
+        experiment_id=experiment_id_for(name, str(run_dir)),
+        experiment_name=name,
+        timestamp=time.time(),
+        framework_name="evalatlas-runner",
+        agent=AgentInfo(name=framework, config={"framework": framework, "mode": mode,
+                                                **settings}, llm_model=model),
+        benchmark_name=scenario.name,
+        benchmark_version=scenario.version,
+        benchmark_subset=BenchmarkSubset(name=scenario.name, n_tasks=len(scenario.questions)),
+        labels={"framework": framework, "scenario": scenario.name, "mode": mode,
+                "profile": scenario.profile},
+    )
+
+
+def episode_for(
+    experiment_id: str,
+    *,
+    question_id: str,
+    run: int,
+    question: str,
+    expected: str | None,
+    expected_sources: list[str],
+    status: str,
+    answer: str | None,
+    sources: list[str] | None,
+    wall_time_s: float,
+    usage: UsageSummary | None,
+    judge_usage: UsageSummary | None,
+    scores: dict[str, float | None],
+    error_type: str | None = None,
+    error_message: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> EpisodeRecord:
+    """One episode; reward from ``scores["correctness"]`` as the module docstring says."""
+    extra = dict(extra or {})
+    reward = reward_from_correctness(scores.get("correctness")) if status == "completed" \
+        else 0.0
+    if reward is None:
+        reward = 0.0
+        extra["reward_missing"] = True
+    return EpisodeRecord(
+        experiment_id=experiment_id,
+        task_id=question_id,
+        trajectory_id=trajectory_id_for(question_id, run),
+        attempt=run,
+        reward=reward,
+        status=status,  # type: ignore[arg-type]
+        error_type=error_type,
+        error_message=error_message,
+        wall_time_s=wall_time_s,
+        timestamp=time.time(),
+        usage=usage or UsageSummary(),
+        judge_usage=judge_usage,
+        scores=scores,
+        input_text=question,
+        output_text=answer,
+        expected_text=expected or None,
+        retrieved_sources=sources,
+        expected_sources=list(expected_sources),
+        extra=extra,
+    )
