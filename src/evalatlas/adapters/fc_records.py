@@ -60,7 +60,9 @@ def is_nop(key: str) -> bool:
 
 
 def is_oracle(key: str) -> bool:
-    return split_agent_key(key)[0] == "oracle"
+    """``oracle:*``; also ``*:oracle``, the website table's name for the oracle rows."""
+    agent, model = split_agent_key(key)
+    return agent == "oracle" or model == "oracle"
 
 
 @dataclass

@@ -26,12 +26,16 @@ def _known(values: Iterable[Any]) -> list[float]:
             if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)]
 
 
-def task_success(payload: Mapping[str, Any]) -> bool:
-    """``success`` when it is a bool, else derived from the failed flags (as upstream)."""
+def task_success(payload: Mapping[str, Any]) -> bool | None:
+    """``success`` when it is a bool, else derived from the failed flags (as upstream);
+    None when neither is known (e.g. published speedup tables without test results)."""
     s = payload.get("success")
     if isinstance(s, bool):
         return s
-    return not (bool(payload.get("pytest_failed")) or bool(payload.get("snapshot_failed")))
+    pf, sf = payload.get("pytest_failed"), payload.get("snapshot_failed")
+    if pf is None and sf is None:
+        return None
+    return not (bool(pf) or bool(sf))
 
 
 def cost_weighted_advantage(mean_advantage: float, mean_cost: float | None) -> float | None:
@@ -46,7 +50,8 @@ def agent_metrics_summary(payloads: Sequence[Mapping[str, Any]]) -> dict[str, An
     """Aggregate one agent's task payloads exactly as the seed's table.
 
     - ``mean_speedup``: arithmetic mean of ``task_speedup`` (a missing one counts 1.0);
-    - ``mean_success_rate``: mean of :func:`task_success`;
+    - ``mean_success_rate``: mean of :func:`task_success` over the tasks where it is
+      known (None when it is known for none);
     - ``num_benchmarks`` / ``num_valid_benchmarks``: sums;
     - ``agent_advantage`` and ``agent_advantage_level1..4``: arithmetic means (missing
       counts 0.0, as upstream);
@@ -65,7 +70,8 @@ def agent_metrics_summary(payloads: Sequence[Mapping[str, Any]]) -> dict[str, An
         return float(v) if ok else default
 
     out["mean_speedup"] = sum(num(p, "task_speedup", 1.0) for p in payloads) / n
-    out["mean_success_rate"] = sum(task_success(p) for p in payloads) / n
+    known = [s for s in (task_success(p) for p in payloads) if s is not None]
+    out["mean_success_rate"] = sum(known) / len(known) if known else None
     out["num_benchmarks"] = int(sum(num(p, "num_benchmarks", 0) for p in payloads))
     out["num_valid_benchmarks"] = int(sum(num(p, "num_valid_benchmarks", 0) for p in payloads))
     for key in ("agent_advantage", "agent_advantage_level1", "agent_advantage_level2",

@@ -1,0 +1,105 @@
+"""``evalatlas speedups``: FC-Eval speedups and advantages per agent, task or benchmark."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+import typer
+
+from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
+from evalatlas.cli.render import OutputFormat, fmt_value, render
+from evalatlas.metrics.speedup import LEVEL_NAMES
+from evalatlas.store.speedups import benchmark_detail, run_totals, summarise, task_payloads
+
+
+def _adv(row: dict[str, Any]) -> str:
+    text = fmt_value(row["advantage"], 4)
+    lo, hi = row.get("advantage_ci_low"), row.get("advantage_ci_high")
+    if lo is not None and hi is not None:
+        text += f" [{fmt_value(lo, 4)}, {fmt_value(hi, 4)}]"
+    return text
+
+
+def _pct(v: Any) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.1f}%"
+
+
+def _passk(row: dict[str, Any]) -> str:
+    return ", ".join(f"@{k}: {_pct(v)}" for k, v in row["pass_at_k"].items()) or "-"
+
+
+def speedups_cmd(
+    ctx: typer.Context,
+    level: Annotated[int, typer.Option("--level", "-l", min=1, max=4, help=(
+        "Advantage level for the headline column and its interval: 1 module, 2 class, "
+        "3 function, 4 overall."))] = 4,
+    by: Annotated[str, typer.Option("--by", help="agent (agent:model) or task.")] = "agent",
+    detail: Annotated[bool, typer.Option("--detail", help=(
+        "Per-benchmark rows instead of the summary."))] = False,
+    experiment: Annotated[list[str] | None, typer.Option(
+        "--experiment", "-e", help="Only these experiments (id or name).")] = None,
+    agent: Annotated[list[str] | None, typer.Option(
+        "--agent", "-a", help="Only these agent:model keys.")] = None,
+    task: Annotated[list[str] | None, typer.Option("--task", "-t", help="Only these tasks.")
+                    ] = None,
+    confidence: Annotated[float, typer.Option(help="Bootstrap interval level.")] = 0.95,
+    limit: Annotated[int | None, typer.Option(help="At most this many --detail rows.")
+                     ] = None,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Speedup, advantage (levels 1-4, bootstrap interval over tasks), beat-oracle share,
+    success, pass@k, cost and trajectory length per agent:model (FC-Eval seed)."""
+    if by not in ("agent", "task"):
+        fail(f"--by must be agent or task, got {by!r}")
+    with open_store(ctx, read_only=True) as store:
+        if detail:
+            rows = benchmark_detail(store, experiment=experiment, agent=agent, task=task,
+                                    limit=limit)
+            columns = [("agent", "agent"), ("task_id", "task"), ("benchmark", "benchmark"),
+                       ("speedup_agent", "agent/nop"), ("speedup_oracle", "oracle/nop"),
+                       ("advantage", "advantage"), ("valid", "valid"),
+                       ("fallback_to_baseline", "fallback"),
+                       ("invalid_reason", "why invalid")]
+            notes = [] if rows else ["no measurements; run `evalatlas ingest PATH` first"]
+            emit(render(rows, columns, fmt, schema="evalatlas.speedups.detail/1",
+                        title="FC-Eval per-benchmark speedups", notes=notes), output)
+            return
+        payloads = task_payloads(store, experiment=experiment, agent=agent, task=task)
+    rows = summarise(payloads, by, level=level, confidence=confidence)
+    totals = run_totals(payloads)
+    pct = f"{round(100 * confidence)}%"
+    columns: list[Any] = [("task_id", "task")] if by == "task" else []
+    columns += [
+        ("agent", "agent:model"), ("n_tasks", "episodes"),
+        ("mean_speedup", "mean speedup"),
+        ("advantage", f"adv L{level} ({LEVEL_NAMES[level]}) [{pct} CI]", _adv),
+        *[(f"agent_advantage_level{i}", f"L{i}") for i in (1, 2, 3, 4) if i != level],
+        ("beat_oracle_share", "beat oracle", lambda r: _pct(r["beat_oracle_share"])),
+        ("mean_success_rate", "success", lambda r: _pct(r["mean_success_rate"])),
+        ("pass_at_k", "pass@k", _passk),
+        ("num_valid_benchmarks", "valid/all benchmarks",
+         lambda r: f"{r['num_valid_benchmarks']:,}/{r['num_benchmarks']:,}"),
+        ("fallbacks", "fallbacks"),
+        ("mean_cost_per_task", "cost/task"),
+        ("cost_weighted_advantage", "adv/$"),
+        ("mean_trajectory_length", "traj len", lambda r: fmt_value(
+            r["mean_trajectory_length"], 1)),
+    ]
+    notes = []
+    if not rows:
+        notes.append("the store has no FC-Eval episodes; run `evalatlas ingest PATH` first")
+    else:
+        total = totals["total_cost_usd"]
+        notes.append("total cost: " + ("unknown" if total is None else f"${total:,.4f}")
+                     + (f" ({totals['cost_unknown_episodes']} episodes with unknown cost)"
+                        if totals["cost_unknown_episodes"] else ""))
+    emit(render(rows, columns, fmt, schema="evalatlas.speedups/1",
+                title=f"FC-Eval speedups by {by}",
+                meta={"by": by, "level": level, "confidence": confidence, **totals},
+                notes=notes), output)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("speedups")(speedups_cmd)
