@@ -45,17 +45,38 @@ def test_scylla_doc_preset_reproduces_seed_table() -> None:
     assert cost_usd("gpt-4o", 0, 1_000_000, book=book) == pytest.approx(15.0)
 
 
-def test_scylla_fixture_cost_with_cache_tokens() -> None:
-    """The Claude CLI's own total for the T0 dry run, rebuilt from tokens and prices."""
-    agent = json.loads((SCYLLA_T0 / "agent" / "result.json").read_text())
+SCYLLA_RUNS = sorted((FIXTURES / "scylla" / "dryrun" / "raw").glob("T*/*/run_01"))
+
+
+@pytest.mark.parametrize("run", SCYLLA_RUNS, ids=lambda p: p.parent.parent.name)
+def test_scylla_fixture_costs_with_cache_tokens(run: Path) -> None:
+    """Every dry-run tier: the Claude CLI's per-model costUSD and total, rebuilt from tokens.
+
+    Sonnet 4.5 and Opus 4.5 are priced by genai-prices (with cache read/write prices),
+    Haiku 4.5 by the scylla preset ($1/$5).
+    """
+    agent = json.loads((run / "agent" / "result.json").read_text())
     cli = json.loads(agent["stdout"])
     total = 0.0
     for model, u in cli["modelUsage"].items():
         cost = cost_usd(model, u["inputTokens"], u["outputTokens"],
                         u["cacheReadInputTokens"], u["cacheCreationInputTokens"])
-        assert cost == pytest.approx(u["costUSD"], rel=1e-12), model
+        assert cost == pytest.approx(u["costUSD"], rel=1e-9), model
         total += cost
-    assert total == pytest.approx(cli["total_cost_usd"], rel=1e-12)
+    assert total == pytest.approx(cli["total_cost_usd"], rel=1e-9)
+    assert total == pytest.approx(agent["cost_usd"], rel=1e-9)
+
+
+def test_scylla_fixture_t0_total() -> None:
+    assert len(SCYLLA_RUNS) == 7
+    agent = json.loads((SCYLLA_T0 / "agent" / "result.json").read_text())
+    usage = json.loads(agent["stdout"])["modelUsage"]
+    s = usage["claude-sonnet-4-5-20250929"]
+    h = usage["claude-haiku-4-5-20251001"]
+    total = (cost_usd("claude-sonnet-4-5-20250929", s["inputTokens"], s["outputTokens"],
+                      s["cacheReadInputTokens"], s["cacheCreationInputTokens"])
+             + cost_usd("claude-haiku-4-5-20251001", h["inputTokens"], h["outputTokens"]))
+    # 29*3 + 656*15 + 112686*0.30 + 23106*3.75 + 3774*1 + 191*5 = 135109.3 per million
     assert total == pytest.approx(0.1351093, rel=1e-12)
 
 
