@@ -241,10 +241,11 @@ def episode_from_run(
     rr_path = run_dir / RUN_RESULT
     rr = _read_obj(rr_path)
     m = _RUN.match(run_dir.name)
-    run_number = rr.get("run_number") if _int(rr.get("run_number")) else (
-        int(m.group(1)) if m else None)
+    run_number = rr.get("run_number")
+    if run_number is None and m:  # the schema requires it; fall back to the folder name
+        run_number = int(m.group(1))
     traj = f"{tier}-{subtest}-{run_dir.name}"
-    if not isinstance(run_number, int) or run_number < 1:
+    if not isinstance(run_number, int) or isinstance(run_number, bool) or run_number < 1:
         raise InputError.at(rr_path, "run_number must be an integer >= 1",
                             field="run_number", record=traj)
     agent = _maybe_obj(run_dir / "agent" / "result.json")

@@ -1,0 +1,167 @@
+"""SWE-bench results: per-instance leaderboard details, harness reports, SWE-Bench Pro."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalatlas.adapters.registry import plan
+from evalatlas.adapters.swebench import ADAPTER, read_swebench_dir
+from evalatlas.errors import Problem
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord
+
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+VERIFIED = FIXTURES / "swebench-verified"
+JAVA = FIXTURES / "swebench-java-verified"
+PRO = FIXTURES / "swebench-pro"
+
+# Board rows that do not match their own per-instance data. The first two are listed in
+# PROVENANCE.md; the third (Maverick: 105/500 = 21.0%, board 21.04% = 105/499) is not.
+MISMATCHED = {
+    "20250720_mini-v0.0.0-claude-3-7-sonnet-20250219": (51, 52.8),
+    "20250726_mini-v1.0.0_claude-sonnet-4-20250514": (324, 64.93),
+    "20250720_mini-v0.0.0-Llama-4-Maverick-17B-Instruct": (105, 21.04),
+}
+
+
+def _read(folder: Path) -> tuple[ExperimentRecord, list[EpisodeRecord], list[Problem]]:
+    items = list(read_swebench_dir(folder))
+    exp = items[0]
+    assert isinstance(exp, ExperimentRecord)
+    return (exp, [i for i in items if isinstance(i, EpisodeRecord)],
+            [i for i in items if isinstance(i, Problem)])
+
+
+def _folders(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir())
+
+
+def test_registry_claims_every_system_folder() -> None:
+    for root, n in ((VERIFIED, 20), (JAVA, 5), (PRO, 9)):
+        found = [x for x in plan([root]) if not isinstance(x, Problem)]
+        assert len(found) == n and {a.name for _, a in found} == {"swebench"}
+
+
+def test_verified_success_rates_match_the_board() -> None:
+    summary = json.loads((VERIFIED / "leaderboard_summary.json").read_text())
+    boards = {b["name"]: {r["folder"]: r["resolved"] for r in b["results"]}
+              for b in summary["leaderboards"]}
+    ids = json.loads((VERIFIED / "verified_instance_ids.json").read_text())
+    matched = 0
+    for folder in _folders(VERIFIED):
+        exp, eps, problems = _read(folder)
+        assert problems == []
+        assert sorted(e.task_id for e in eps) == ids
+        resolved = sum(e.success for e in eps)
+        rate = round(100 * resolved / len(eps), 2)
+        for board in ("Verified", "bash-only"):
+            listed = boards[board][folder.name]
+            assert exp.extra["leaderboard_resolved_pct"][board] == listed
+            if folder.name in MISMATCHED:
+                want_resolved, want_board = MISMATCHED[folder.name]
+                assert (resolved, listed) == (want_resolved, want_board)
+                assert rate != listed
+            else:
+                assert rate == listed, folder.name
+                matched += 1
+        if folder.name in MISMATCHED and resolved != 51:
+            # the two other rows: the board divided by 499 instead of 500
+            assert round(100 * resolved / 499, 2) == MISMATCHED[folder.name][1]
+    assert matched == 2 * 17
+
+
+def test_verified_costs_and_calls() -> None:
+    exp, eps, _ = _read(VERIFIED / "20250807_mini-v1.7.0_gpt-5")
+    assert exp.agent.name == "GPT-5 (2025-08-07) (medium reasoning)"
+    assert exp.agent.llm_model == "gpt-5-2025-08-07"
+    total = sum(e.usage.total_cost_usd for e in eps)
+    assert total == pytest.approx(exp.extra["leaderboard_cost_usd"]["Verified"], rel=1e-12)
+    assert total == pytest.approx(140.19150875, rel=1e-12)
+    assert sum(e.usage.n_llm_calls for e in eps) / 500 == pytest.approx(13.208)
+    first = next(e for e in eps if e.task_id == "astropy__astropy-12907")
+    assert (first.success, first.usage.n_llm_calls, first.usage.total_cost_usd) == (
+        True, 12, 0.17641575)
+
+
+# PROVENANCE.md: resolved / submitted / total
+JAVA_COUNTS = {
+    "20240825_SWE-agent_deepseek-chat-v2": (9, 91, 91),
+    "20240825_SWE-agent_deepseek-coder-v2": (7, 91, 91),
+    "20240825_SWE-agent_doubao-pro-128k": (1, 91, 91),
+    "20240825_SWE-agent_gpt-4o-2024-05-13": (6, 85, 91),
+    "20240825_SWE-agent_gpt-4o-mini-2024-07-18": (1, 1, 91),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAVA_COUNTS))
+def test_java_harness_reports(name: str) -> None:
+    resolved, submitted, total = JAVA_COUNTS[name]
+    exp, eps, problems = _read(JAVA / name)
+    assert problems == []
+    assert exp.benchmark_name == "swe-bench-java-verified"
+    assert exp.agent.name == f"SWE-agent + {name.split('SWE-agent_')[1]}"
+    assert len(eps) == total == exp.benchmark_subset.n_tasks
+    assert sum(e.success for e in eps) == resolved
+    not_submitted = [e for e in eps if e.error_type == "not_submitted"]
+    assert len(not_submitted) == total - submitted
+    assert all(e.status == "incomplete" and e.reward == 0 for e in not_submitted)
+    # success rate = resolved / total instances, the leaderboard's denominator
+    assert sum(e.success for e in eps) / len(eps) == resolved / 91
+
+
+def test_java_empty_patches() -> None:
+    _, eps, _ = _read(JAVA / "20240825_SWE-agent_gpt-4o-2024-05-13")
+    report = json.loads((JAVA / "20240825_SWE-agent_gpt-4o-2024-05-13/results/results.json")
+                        .read_text())
+    empty = {e.task_id for e in eps if e.error_type == "empty_patch"}
+    assert empty == set(report["empty_patch_ids"]) and len(empty) == 3
+
+
+# PROVENANCE.md table: instances, resolved
+PRO_COUNTS = {
+    "claude-45sonnet-10132025": (730, 319), "claude-4sonnet-10132025": (562, 240),
+    "claude-opus-4-1-paper": (891, 206), "claude-sonnet-4-paper": (663, 166),
+    "gemini-2-5-pro-preview-paper": (955, 105), "gpt-4o-paper": (619, 36),
+    "gpt-5-250-turns-10132025": (729, 265), "gptoss-paper": (728, 118),
+    "kimi-k2-instruct-10132025": (729, 202),
+}
+
+
+def test_pro_runs() -> None:
+    for name, (n, resolved) in PRO_COUNTS.items():
+        exp, eps, problems = _read(PRO / name)
+        assert problems == []
+        assert exp.benchmark_name == "swe-bench-pro"
+        assert (len(eps), sum(e.success for e in eps)) == (n, resolved), name
+
+
+def test_bad_instances_are_reported(tmp_path: Path) -> None:
+    d = tmp_path / "sys"
+    d.mkdir()
+    (d / "per_instance_details.json").write_text(json.dumps({
+        "a__a-1": {"resolved": True, "cost": 0.5, "api_calls": 3},
+        "a__a-2": {"resolved": "maybe", "cost": 0.1},
+        "a__a-3": {"resolved": False, "cost": None, "api_calls": None},
+    }))
+    assert ADAPTER.detect(d)
+    exp, eps, problems = _read(d)
+    assert exp.agent.name == "sys"
+    assert [(e.task_id, e.reward, e.usage.total_cost_usd) for e in eps] == [
+        ("a__a-1", 1.0, 0.5), ("a__a-3", 0.0, None)]
+    assert [(p.record, p.field) for p in problems] == [("a__a-2", "resolved")]
+    assert problems[0].file == str(d / "per_instance_details.json")
+
+
+def test_report_with_missing_instances(tmp_path: Path) -> None:
+    d = tmp_path / "sub"
+    (d / "results").mkdir(parents=True)
+    (d / "results" / "results.json").write_text(json.dumps({
+        "total_instances": 3, "resolved_ids": ["x-1"], "unresolved_ids": ["x-2"],
+        "completed_ids": ["x-1", "x-2"]}))
+    (tmp_path / "index.json").write_text(json.dumps({"x-1": {}, "x-2": {}, "x-3": {}}))
+    _exp, eps, problems = _read(d)
+    assert [(e.task_id, e.reward) for e in eps] == [("x-1", 1.0), ("x-2", 0.0)]
+    assert {p.record for p in problems} == {None, "x-3"}
+    assert any("total_instances is 3" in p.reason for p in problems)
