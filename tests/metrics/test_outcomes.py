@@ -280,3 +280,31 @@ def test_scylla_dryrun_by_model_summary() -> None:
 def test_scylla_dryrun_run_grades_use_current_scale() -> None:
     for r in _runs():
         assert letter_grade(float(r["score"]), "scylla") == r["grade"]
+
+
+# ---------------------------------------------------------------- Terminal-Bench harness
+
+TB = FIXTURES / "terminal-bench"
+TB_5_ATTEMPT = sorted(TB.glob("20250902_orchestrator_*/results.json"))
+
+
+@pytest.mark.parametrize("path", TB_5_ATTEMPT, ids=lambda p: p.parent.name)
+def test_terminal_bench_pass_at_k_and_accuracy_reproduced(path: Path) -> None:
+    """The harness's own pass_at_k and accuracy, recomputed from its trial rows."""
+    run = json.loads(path.read_text())
+    by_task: dict[str, list[bool | None]] = {}
+    for trial in run["results"]:
+        by_task.setdefault(trial["task_id"], []).append(trial["is_resolved"])
+    m = min(len(v) for v in by_task.values())
+    assert default_k_values(m) == sorted(int(k) for k in run["pass_at_k"])
+    for k, value in run["pass_at_k"].items():
+        assert pass_at_k_over_tasks(by_task, int(k)) == pytest.approx(value, rel=1e-12)
+        n = np.array([len(v) for v in by_task.values()])
+        c = np.array([sum(1 for s in v if s) for v in by_task.values()])
+        assert float(np.mean(pass_at_k_counts(n, c, int(k)))) == pytest.approx(value, rel=1e-12)
+    assert accuracy([t["is_resolved"] for t in run["results"]]) == pytest.approx(
+        run["accuracy"], rel=1e-12)
+
+
+def test_terminal_bench_fixture_present() -> None:
+    assert len(TB_5_ATTEMPT) == 2

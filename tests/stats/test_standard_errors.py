@@ -121,3 +121,14 @@ def test_hypothesis_wilson_contains_point_estimate(ns: tuple[int, int], conf: fl
     lo, hi = wilson_interval(s, n, conf)
     assert 0.0 <= lo <= s / n + 1e-12
     assert s / n - 1e-12 <= hi <= 1.0
+
+
+def test_trial_standard_error_terminal_bench_formula() -> None:
+    from evalatlas.stats import trial_standard_error
+
+    # tasks 2/5 and 5/5: sqrt(0.4*0.6/4 + 0) / 2
+    assert trial_standard_error([2, 5], [5, 5]) == pytest.approx(math.sqrt(0.06) / 2)
+    assert math.isnan(trial_standard_error([1, 1], [1, 5]))  # one-trial task: NULL upstream
+    assert math.isnan(trial_standard_error([], []))
+    with pytest.raises(ValueError):
+        trial_standard_error([6], [5])

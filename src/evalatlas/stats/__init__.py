@@ -18,6 +18,7 @@ from evalatlas.stats.standard_errors import (
     clustered_standard_error,
     mean_with_interval,
     standard_error_clt,
+    trial_standard_error,
 )
 
 __all__ = [
@@ -33,5 +34,6 @@ __all__ = [
     "paired_difference",
     "standard_error_clt",
     "tasks_needed",
+    "trial_standard_error",
     "wilson_interval",
 ]

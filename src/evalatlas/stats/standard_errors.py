@@ -155,3 +155,27 @@ def mean_with_interval(
         return Interval(est, math.nan, math.nan, se, n, name, confidence, c, n_nan)
     half = float(t_dist.ppf(0.5 + confidence / 2, df)) * se
     return Interval(est, est - half, est + half, se, n, name, confidence, c, n_nan)
+
+
+def trial_standard_error(
+    successes: Sequence[float] | np.ndarray, attempts: Sequence[int] | np.ndarray
+) -> float:
+    """Terminal-Bench 2 leaderboard SE of accuracy, conditional on the task set.
+
+    ``accuracy = mean_t p_t`` with ``p_t = successes_t / attempts_t``;
+    ``SE = sqrt(sum_t p_t (1 - p_t) / (n_t - 1)) / T`` (``statistics.md`` §5, from the
+    leaderboard's ``get_agent_scores_function.sql``). It covers trial noise only, not the
+    sampling of tasks, so it is smaller than Miller's clustered SE; prefer
+    :func:`clustered_standard_error` for "how sure", use this to reproduce the leaderboard.
+    A task with a single attempt makes it undefined (NaN), as upstream's NULL.
+    """
+    s = np.asarray(successes, dtype=float).ravel()
+    n = np.asarray(attempts, dtype=float).ravel()
+    if s.size != n.size:
+        raise ValueError(f"successes ({s.size}) and attempts ({n.size}) differ in length")
+    if s.size == 0 or np.any(n < 2):
+        return math.nan
+    if np.any((s < 0) | (s > n)):
+        raise ValueError("need 0 <= successes <= attempts for every task")
+    p = s / n
+    return math.sqrt(float(np.sum(p * (1 - p) / (n - 1)))) / s.size
