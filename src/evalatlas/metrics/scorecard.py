@@ -189,9 +189,14 @@ def scorecard(
         mi = [anchored(i.maintainability_index, *anchors.maintainability) for i in inputs]
         cc = [anchored(i.avg_cyclomatic_complexity, *anchors.cyclomatic) for i in inputs]
     else:
-        lat = minmax([i.avg_latency for i in inputs], higher_is_better=False)
-        cost = minmax([i.total_cost_usd for i in inputs], higher_is_better=False)
-        tok = minmax([i.total_tokens for i in inputs], higher_is_better=False)
+        # upstream reads a missing latency, cost or token total as 0 (``.get(key, 0)``)
+        zero = 0.0 if mode == "upstream" else None
+        lat = minmax([i.avg_latency if _ok(i.avg_latency) else zero for i in inputs],
+                     higher_is_better=False)
+        cost = minmax([i.total_cost_usd if _ok(i.total_cost_usd) else zero for i in inputs],
+                      higher_is_better=False)
+        tok = minmax([i.total_tokens if _ok(i.total_tokens) else zero for i in inputs],
+                     higher_is_better=False)
         mi = minmax([i.maintainability_index for i in inputs], higher_is_better=True)
         cc = minmax([i.avg_cyclomatic_complexity for i in inputs], higher_is_better=False)
     rows: list[dict[str, object]] = []

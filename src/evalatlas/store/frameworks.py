@@ -148,6 +148,7 @@ def group_records(
         if data.upstream_aggregates is None and isinstance(x.extra.get("upstream_aggregates"),
                                                            dict):
             data.upstream_aggregates = x.extra["upstream_aggregates"]
+            data.averaged_input = data.upstream_aggregates.get("run_id") == -1
         if x.agent.llm_model and x.agent.llm_model not in data.models:
             data.models.append(x.agent.llm_model)
         by_exp[x.experiment_id] = data

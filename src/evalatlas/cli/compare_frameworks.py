@@ -1,0 +1,120 @@
+"""``evalatlas compare-frameworks``: the agent-framework comparison report (seed 003)."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalatlas.adapters.framework_results import read_results_file
+from evalatlas.adapters.frameworks import Scenario, load_scenario
+from evalatlas.cli.common import OutputOption, emit, err_console, fail, open_store
+from evalatlas.errors import InputError, Problem
+from evalatlas.metrics.scorecard import MODES
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord
+from evalatlas.report.frameworks import build_report, render_markdown
+from evalatlas.store.frameworks import FrameworkData, group_records, load_framework_data
+
+
+class ReportFormat(StrEnum):
+    markdown = "markdown"
+    json = "json"
+
+
+class ScorecardMode(StrEnum):
+    relative = "relative"
+    absolute = "absolute"
+    upstream = "upstream"
+
+
+assert tuple(m.value for m in ScorecardMode) == MODES
+
+
+def data_from_files(
+    files: list[Path], *, scenario: str | None, mode: str | None,
+    scenario_def: Scenario | None = None,
+) -> tuple[list[FrameworkData], list[Problem]]:
+    """Read upstream results files (run-averaged ones included) into FrameworkData."""
+    experiments: list[ExperimentRecord] = []
+    episodes: list[EpisodeRecord] = []
+    problems: list[Problem] = []
+    for f in files:
+        if not f.is_file():
+            problems.append(Problem(str(f), "no such file"))
+            continue
+        for item in read_results_file(f, allow_averaged=True):
+            if isinstance(item, ExperimentRecord):
+                experiments.append(item)
+            elif isinstance(item, EpisodeRecord):
+                episodes.append(item)
+            elif isinstance(item, Problem):
+                problems.append(item)
+    return group_records(experiments, episodes, scenario=scenario, mode=mode,
+                         scenario_def=scenario_def), problems
+
+
+def compare_frameworks_cmd(
+    ctx: typer.Context,
+    results_files: Annotated[list[Path] | None, typer.Argument(
+        help="Upstream results JSON files; without them, the store's episodes.")] = None,
+    scenario: Annotated[str | None, typer.Option("--scenario", "-s",
+                                                 help="Only this scenario.")] = None,
+    mode: Annotated[str | None, typer.Option("--mode", "-m",
+                                             help="Only this mode (baseline, capability).")] = None,
+    framework: Annotated[list[str] | None, typer.Option(
+        "--framework", help="Only these frameworks (store input).")] = None,
+    scenario_dir: Annotated[Path | None, typer.Option(
+        "--scenario-dir", help="Scenario directory (spec.yaml): question order, and "
+        "retrieval/profile metrics recomputed from answers where the inputs exist.")] = None,
+    scorecard_mode: Annotated[ScorecardMode, typer.Option(
+        "--scorecard", help="Scorecard normalisation.")] = ScorecardMode.relative,
+    confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.95,
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown or json.")
+                   ] = ReportFormat.markdown,
+    output: OutputOption = None,
+) -> None:
+    """Compare agent frameworks: summary, scorecard, latency, profile metrics, code quality,
+    per-question results, correctness intervals and paired differences."""
+    scenario_def = None
+    if scenario_dir is not None:
+        try:
+            scenario_def = load_scenario(scenario_dir)
+        except InputError as exc:
+            fail(str(exc))
+        assert scenario_def is not None
+        scenario = scenario or scenario_def.name
+    problems: list[Problem] = []
+    if results_files:
+        data, problems = data_from_files(results_files, scenario=scenario, mode=mode,
+                                         scenario_def=scenario_def)
+        if framework:
+            data = [d for d in data if d.framework in framework or d.display_name in framework]
+    else:
+        with open_store(ctx, read_only=True) as store:
+            data = load_framework_data(store, scenario=scenario, mode=mode,
+                                       frameworks=framework, scenario_def=scenario_def)
+    for p in problems:
+        err_console.print(f"[yellow]skipped:[/] {p}", markup=True, highlight=False)
+    if not data:
+        fail("no framework results found" + (" in the given files" if results_files else
+             " in the store (ingest results files or run `evalatlas run` first)"))
+    combos = sorted({(d.scenario, d.mode) for d in data})
+    if len(combos) > 1 and not (scenario and mode):
+        fail("results span several scenario/mode combinations ("
+             + ", ".join(f"{s}/{m}" for s, m in combos)
+             + "); choose one with --scenario and --mode")
+    order = [q.id for q in scenario_def.questions] if scenario_def else None
+    report = build_report(data, scorecard_mode=scorecard_mode.value, confidence=confidence,
+                          question_order=order)
+    if fmt is ReportFormat.json:
+        text = json.dumps(report, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    else:
+        text = render_markdown(report)
+    emit(text, output)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare-frameworks")(compare_frameworks_cmd)
