@@ -17,7 +17,7 @@ built by :mod:`evalatlas.adapters.fc_records`. Sub-trials of one task attempt
 fails pytest when its failures exceed the oracle's (when an oracle ran), a snapshot
 whose status is not ``passed`` or has ``pass-to-fail > 0`` fails, and a failed non-nop
 agent falls back to baseline. Single-trial runs use the parser-path rules
-(:func:`~evalatlas.metrics.speedup.tests_block_failed`,
+(:func:`~evalatlas.metrics.speedup.pytest_block_failed`,
 :func:`~evalatlas.metrics.speedup.snapshot_block_failed`).
 
 Deliberate differences from upstream (also in docs/fc-eval.md): an agent's speedups are
@@ -52,8 +52,8 @@ from evalatlas.errors import Problem
 from evalatlas.metrics.speedup import (
     merge_pytest_failed,
     merge_snapshot_failed,
+    pytest_block_failed,
     snapshot_block_failed,
-    tests_block_failed,
 )
 
 POST_TEST = Path("panes") / "post-test.txt"
@@ -105,7 +105,7 @@ def _int(v: Any) -> int:
         math.isfinite(v) else 0
 
 
-def test_failures(tests: dict[str, Any] | None) -> int | None:
+def pytest_failures(tests: dict[str, Any] | None) -> int | None:
     """``failed + error`` of a TESTS block, None when the block is missing."""
     if not isinstance(tests, dict):
         return None
@@ -272,13 +272,13 @@ def apply_failure_rules(trials: list[tuple[AgentTrial, dict[str, Any]]]) -> None
     """Set pytest/snapshot failure: parser path for one trial, merge rules for several."""
     if len(trials) == 1:
         t, b = trials[0]
-        t.pytest_failed = tests_block_failed(b.get("TESTS"))
+        t.pytest_failed = pytest_block_failed(b.get("TESTS"))
         t.snapshot_failed = snapshot_block_failed(b.get("SNAPSHOT"))
         return
-    oracle = [test_failures(b.get("TESTS")) for t, b in trials if is_oracle(t.agent_key)]
+    oracle = [pytest_failures(b.get("TESTS")) for t, b in trials if is_oracle(t.agent_key)]
     oracle_failures = oracle[0] if oracle else None
     for t, b in trials:
-        fails = test_failures(b.get("TESTS"))
+        fails = pytest_failures(b.get("TESTS"))
         # no TESTS block (e.g. a timeout) means no parse: failed, as upstream's fallback.
         t.pytest_failed = True if fails is None else merge_pytest_failed(
             fails, oracle_failures if oracle else None)

@@ -248,7 +248,7 @@ def task_speedup(agent_speedups: Iterable[float | None]) -> float:
 # --------------------------------------------------------------------------- failures
 
 
-def tests_block_failed(tests: object) -> bool:
+def pytest_block_failed(tests: object) -> bool:
     """Parser-path pytest failure (reference 6): no dict, ``error`` key missing or equal
     to 1 (``tests.get("error", 1) == 1``: a summary without ``error`` fails, including
     the "tests skipped" payload), or ``failed + error > 0``."""

@@ -1,0 +1,127 @@
+"""``evalatlas speedups`` over a store holding the real website table and a synthetic run."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from evalatlas.cli.main import app
+from evalatlas.metrics.outcomes import pass_at_k_over_tasks
+from evalatlas.store.db import Store
+from evalatlas.store.ingest import ingest_paths
+from evalatlas.store.speedups import summarise, task_payloads
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adapters"))
+from test_fceval import RUN, SNAP_OK, TESTS_OK, _multi_agent_run, _pane, _trial
+
+CSV = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "formulacode" / \
+    "website_data.csv"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("speedups")
+    run_dir = root / RUN
+    _multi_agent_run(run_dir)
+    # a second attempt of the same task by gpt-4.1 that fails its tests: pass@k inputs
+    by = {"terminus-2:gpt-4.1": {"m.f": {"agent/nop": 2.0, "oracle/nop": 1.0}}}
+    for a in (2, 3):
+        _trial(run_dir, "pandas_dev-pandas_105", "", _pane(
+            {**TESTS_OK, "failed": 1} if a == 2 else TESTS_OK,
+            {"last_agent": "terminus-2:gpt-4.1", "per_benchmark_speedups_by_agent": by},
+            SNAP_OK), attempt=a)
+    (run_dir / "run_metadata.json").write_text("{}")
+    path = root / "s.duckdb"
+    with Store(path) as store:
+        rep = ingest_paths(store, [CSV, run_dir])
+    assert rep.episodes == 9 + 4 + 2
+    return path
+
+
+def _json(db: Path, *args: str) -> dict:
+    res = runner.invoke(app, ["--db", str(db), "speedups", *args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_by_agent(db: Path) -> None:
+    env = _json(db)
+    assert env["schema"] == "evalatlas.speedups/1" and env["level"] == 4
+    rows = {r["agent"]: r for r in env["rows"]}
+    assert set(rows) == {"nop", "oracle:oracle", "terminus-2:claude", "terminus-2:gpt-5",
+                         "terminus-2:oracle", "terminus-2:claude-sonnet-4",
+                         "terminus-2:gpt-4.1"}
+    cl = rows["terminus-2:claude-sonnet-4"]  # fell back: 1 - gmean(2, 1.5)
+    assert cl["advantage"] == pytest.approx(1 - math.sqrt(3))
+    assert cl["mean_success_rate"] == 0.0 and cl["fallbacks"] == 1
+    assert cl["beat_oracle_share"] == 0.0  # 1 - 2 and 1 - 1.5 are both negative
+    # gpt-4.1: attempts 0 (passes), 1 (1 failure, single trial -> fails), 2 (passes)
+    g = rows["terminus-2:gpt-4.1"]
+    assert g["n_tasks"] == 3 and g["tasks"] == 1
+    assert g["mean_success_rate"] == pytest.approx(2 / 3) and g["accuracy"] == g[
+        "mean_success_rate"]
+    assert set(g["pass_at_k"]) == {"2"}
+    assert g["pass_at_k"]["2"] == pytest.approx(pass_at_k_over_tasks({"t": [1, 0, 1]}, 2))
+    assert g["pass_at_k"]["2"] == pytest.approx(1.0)
+    adv = [math.sqrt(6) - math.sqrt(3), 0.0, 1.0]  # the failed attempt falls back: 1 - 1
+    assert g["advantage"] == pytest.approx(np.mean(adv))
+    assert g["advantage_ci_low"] <= g["advantage"] <= g["advantage_ci_high"]
+    assert g["mean_speedup"] == pytest.approx((math.sqrt(6) + 1.0 + 2.0) / 3)
+    web = rows["terminus-2:gpt-5"]
+    assert web["mean_success_rate"] is None and web["pass_at_k"] == {}
+    assert web["num_valid_benchmarks"] == 213 and web["n_tasks"] == 3
+    assert env["cost_by_agent_model"] == {"terminus-2:claude-sonnet-4": 0.25}
+
+
+def test_store_levels_equal_ingest_scores(db: Path) -> None:
+    with Store(db, read_only=True) as store:
+        payloads = task_payloads(store, agent=["terminus-2:claude"])
+        scores = store.query(
+            "SELECT e.task_id, TRY_CAST(e.scores->>'$.advantage_level2' AS DOUBLE) AS l2 "
+            "FROM episodes e JOIN experiments x USING (experiment_id) "
+            "WHERE x.agent_name = 'terminus-2:claude'")
+    by_task = {s["task_id"]: s["l2"] for s in scores}
+    assert len(payloads) == 3
+    for p in payloads:
+        assert p["agent_advantage_level2"] == pytest.approx(by_task[p["task_id"]], rel=1e-12)
+    (row,) = summarise(payloads, level=2)
+    assert row["advantage"] == pytest.approx(np.mean(list(by_task.values())))
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_level_and_by_task(db: Path, level: int) -> None:
+    env = _json(db, "--level", str(level), "--by", "task", "--agent", "terminus-2:gpt-5")
+    assert [r["task_id"] for r in env["rows"]] == [
+        "astropy_astropy_21", "pandas_dev-pandas_15", "scikit-learn_scikit-learn_9"]
+    for r in env["rows"]:
+        assert r["advantage"] == r[f"agent_advantage_level{level}"]
+
+
+def test_detail(db: Path) -> None:
+    env = _json(db, "--detail", "--agent", "terminus-2:claude-sonnet-4")
+    assert env["schema"] == "evalatlas.speedups.detail/1"
+    rows = {r["benchmark"]: r for r in env["rows"]}
+    assert rows["m.A.f(1)"]["speedup_agent"] == 1.0 and rows["m.A.f(1)"][
+        "fallback_to_baseline"] is True
+    assert rows["m.A.f(1)"]["params"] == "1"
+
+
+def test_table_and_markdown_render(db: Path) -> None:
+    res = runner.invoke(app, ["--db", str(db), "speedups", "--format", "markdown"])
+    assert res.exit_code == 0 and "terminus-2:gpt-4.1" in res.stdout
+    res = runner.invoke(app, ["--db", str(db), "speedups", "--by", "nope"])
+    assert res.exit_code == 2
+
+
+def test_empty_store(tmp_path: Path) -> None:
+    with Store(tmp_path / "e.duckdb"):
+        pass
+    env = _json(tmp_path / "e.duckdb")
+    assert env["rows"] == [] and "ingest" in env["notes"][0]
