@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.frameworks import Scenario, safe_id, trajectory_id_for
+from evalatlas.errors import Problem
 from evalatlas.judge.answer import CRITERIA, SourceText, judge_answer
 from evalatlas.judge.client import JudgeClient, scrub
 from evalatlas.judge.code_review import review_code, review_to_extra
@@ -157,16 +158,13 @@ async def _code_extras(handle: FrameworkHandle, scenario: Scenario, cfg: RunConf
         notes.append("code quality skipped: the framework's source file is unknown")
         return extra
     try:
-        from evalatlas import codequality
+        from evalatlas.codequality import analyse_file
 
-        analyse = getattr(codequality, "analyze_file", None) or getattr(
-            codequality, "code_quality", None)
-        if analyse is None:
-            notes.append("code quality skipped: evalatlas.codequality has no analyze_file")
+        row = analyse_file(str(src))
+        if isinstance(row, Problem):
+            notes.append(f"code quality skipped: {row}")
         else:
-            result = analyse(src)
-            extra["code_quality"] = result.model_dump(mode="json") if hasattr(
-                result, "model_dump") else result
+            extra["code_quality"] = row
     except Exception as exc:  # static analysis must not lose the run
         notes.append(f"code quality failed: {type(exc).__name__}: {exc}")
     if judge is not None and not cfg.skip_code_review:

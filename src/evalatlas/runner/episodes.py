@@ -52,6 +52,7 @@ def experiment_for(
         benchmark_subset=BenchmarkSubset(name=scenario.name, n_tasks=len(scenario.questions)),
         labels={"framework": framework, "scenario": scenario.name, "mode": mode,
                 "profile": scenario.profile},
+        extra={"scenario_type": scenario.scenario_type},
     )
 
 
