@@ -30,7 +30,7 @@ from evalatlas.errors import EvalAtlasError
 from evalatlas.judge.answer import CRITERIA, SourceText, judge_answer
 from evalatlas.judge.cache import DEFAULT_CACHE_DIR
 from evalatlas.judge.client import JudgeClient
-from evalatlas.records.evallog import EPISODE_FILE, record_json
+from evalatlas.records.evallog import EPISODE_FILE, EPISODES_DIR, record_json
 from evalatlas.records.jsonio import atomic_write_text
 from evalatlas.records.models import EpisodeRecord
 from evalatlas.runner.episodes import reward_from_correctness
@@ -85,6 +85,17 @@ def apply_verdict(ep: EpisodeRecord, verdict: Any) -> EpisodeRecord:
     return EpisodeRecord.model_validate(data)
 
 
+def _episode_file(row: dict[str, Any]) -> Path | None:
+    """The runner's ``episode_record.json`` of a stored episode, if it is on disk."""
+    source = row.get("source_file")
+    if not source:
+        return None
+    path = Path(source)
+    if path.is_dir():  # ingested from the run directory
+        path = path / EPISODES_DIR / row["trajectory_id"] / EPISODE_FILE
+    return path if path.name == EPISODE_FILE and path.is_file() else None
+
+
 async def judge_rows(store: Store, rows: list[dict[str, Any]], judge: JudgeClient,
                      docs: dict[str, str]) -> dict[str, int]:
     counts = {"judged": 0, "failed": 0, "cached": 0}
@@ -105,9 +116,9 @@ async def judge_rows(store: Store, rows: list[dict[str, Any]], judge: JudgeClien
         counts["cached"] += int(verdict.cached)
         source = row.get("source_file")
         out_rows.append(episode_row(new, source, batch, row.get("llm_model")))
-        if (row.get("x_framework") == "evalatlas-runner" and source
-                and source.endswith(EPISODE_FILE) and Path(source).is_file()):
-            atomic_write_text(Path(source), record_json(new, indent=2))
+        path = _episode_file(row) if row.get("x_framework") == "evalatlas-runner" else None
+        if path is not None:
+            atomic_write_text(path, record_json(new, indent=2))
     if out_rows:
         store.write_batch(batch_id=batch, experiments=[], episodes=out_rows, measurements=[],
                           problems=[], sources=["evalatlas judge"],
