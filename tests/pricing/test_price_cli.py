@@ -64,3 +64,33 @@ def test_price_table_escapes_model_text() -> None:
     res = runner.invoke(app, ["price", "[bold]evil[/bold]", "--format", "markdown"])
     assert res.exit_code == 0
     assert "\\[bold\\]evil\\[/bold\\]" in res.stdout
+
+
+def test_summary_lists_models_with_unknown_prices(tmp_path: Path) -> None:
+    from evalatlas.records import EpisodeRecord, EvalLog
+    from evalatlas.records.models import (
+        AgentInfo,
+        BenchmarkSubset,
+        ExperimentRecord,
+        UsageSummary,
+    )
+
+    for exp_id, model in (("known", "gpt-5-mini"), ("unknown", "mystery-model-9")):
+        exp = ExperimentRecord(
+            experiment_id=exp_id, experiment_name=exp_id, benchmark_name="b",
+            agent=AgentInfo(name=exp_id, llm_model=model, config={"m": model}),
+            benchmark_subset=BenchmarkSubset(name="all", n_tasks=1))
+        ep = EpisodeRecord(experiment_id=exp_id, task_id="t", reward=0.0,
+                           trajectory_id=f"{exp_id}-t",
+                           usage=UsageSummary(prompt_tokens=10, completion_tokens=5))
+        EvalLog(experiment=exp, episodes=[ep]).save(tmp_path / "in" / exp_id)
+    db = str(tmp_path / "s.duckdb")
+    assert runner.invoke(app, ["--db", db, "ingest", str(tmp_path / "in")]).exit_code == 0
+    res = runner.invoke(app, ["--db", db, "summary", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    env = json.loads(res.stdout)
+    assert env["notes"] == ["no price known for mystery-model-9: their cost is unknown, "
+                            "not $0 (see `evalatlas price`)"]
+    rows = {r["agent"]: r for r in env["rows"]}
+    assert rows["unknown"]["cost_unknown_episodes"] == 1
+    assert rows["known"]["total_cost_usd"] == pytest.approx((10 * 0.25 + 5 * 2.0) / 1e6)

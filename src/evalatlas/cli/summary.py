@@ -8,6 +8,7 @@ import typer
 
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
 from evalatlas.cli.render import OutputFormat, fmt_value, render
+from evalatlas.pricing import unknown_price_models
 from evalatlas.store.queries import summary
 
 
@@ -46,6 +47,7 @@ def summary_cmd(
             rows = summary(store, groups, experiment=experiment, confidence=confidence)
         except ValueError as exc:
             fail(str(exc))
+        unpriced = unknown_price_models(store)
     pct = f"{round(100 * confidence)}%"
     columns = [(g, g) for g in groups] + [
         ("experiments", "exps"), ("episodes", "episodes"), ("tasks", "tasks"),
@@ -60,6 +62,9 @@ def summary_cmd(
     notes = []
     if not rows:
         notes.append("the store has no episodes; run `evalatlas ingest PATH` first")
+    if unpriced:
+        notes.append(f"no price known for {', '.join(unpriced)}: their cost is unknown, not $0 "
+                     "(see `evalatlas price`)")
     emit(render(rows, columns, fmt, schema="evalatlas.summary/1", title="Summary",
                 meta={"group_by": groups, "confidence": confidence}, notes=notes), output)
 
