@@ -197,11 +197,18 @@ class PriceBook:
         for name in DEFAULT_PRESETS if presets is None else presets:
             self.tables.append(_preset_table(name))
         self.library = library
+        self._memo: dict[str, ModelPrice | None] = {}
 
     def price_for(self, model: str | None) -> ModelPrice | None:
-        """Price of ``model`` from the first source that knows it, else None."""
+        """Price of ``model`` from the first source that knows it, else None (memoised:
+        ingest asks once per episode)."""
         if not model or not str(model).strip():
             return None
+        if model not in self._memo:
+            self._memo[model] = self._lookup(model)
+        return self._memo[model]
+
+    def _lookup(self, model: str) -> ModelPrice | None:
         keys = candidates(model)
         for table in self.tables:
             for key in keys:
