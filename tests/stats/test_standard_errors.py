@@ -103,6 +103,8 @@ def test_mean_with_interval_degenerate() -> None:
     assert one.estimate == 0.3 and math.isnan(one.low)
     with pytest.raises(ValueError):
         mean_with_interval([1.0], confidence=1.5)
+    with pytest.raises(ValueError, match="cluster bootstrap"):
+        mean_with_interval([1.0, 0.0], clusters=["a", "a"], method="bootstrap")
 
 
 def test_wilson_reference_values() -> None:

@@ -19,7 +19,7 @@ BootstrapMethod = Literal["BCa", "percentile", "basic"]
 def _vectorised(statistic: Callable[..., Any]) -> bool:
     try:
         out = statistic(np.zeros((2, 3)), axis=-1)
-    except TypeError:
+    except (TypeError, ValueError):
         return False
     return np.shape(out) == (2,)
 

@@ -115,7 +115,8 @@ def mean_with_interval(
 
     - ``clt``: mean +/- t_{n-1} * SE_CLT (t with n - 1 degrees of freedom, as Inspect AI);
     - ``clustered`` (default when ``clusters`` is given): t_{C-1} * clustered SE;
-    - ``bootstrap``: BCa via :func:`evalatlas.stats.bootstrap.bootstrap_ci` (``se`` None).
+    - ``bootstrap``: BCa via :func:`evalatlas.stats.bootstrap.bootstrap_ci` (``se`` None;
+      independent values only - with clusters it is an error rather than a too-narrow CI).
 
     NaN values are excluded and counted in ``n_nan``. No values: NaN everywhere; one value
     (or zero spread) with ``clt``: the interval is NaN (no spread can be estimated).
@@ -131,6 +132,9 @@ def mean_with_interval(
         method = "clustered" if clusters is not None else "clt"
     est = float(arr.mean()) if n else math.nan
     if method == "bootstrap":
+        if clusters is not None:
+            raise ValueError("a cluster bootstrap is not implemented: use method='clustered' "
+                             "(or bootstrap per-cluster means yourself)")
         from evalatlas.stats.bootstrap import bootstrap_ci
 
         lo, hi = bootstrap_ci(arr, confidence=confidence, n_resamples=n_resamples, seed=seed)
