@@ -21,6 +21,7 @@ from evalatlas.metrics.outcomes import (
     cost_of_pass,
     cost_variance,
     default_k_values,
+    duration,
     impl_rate,
     letter_grade,
     pass_at_k,
@@ -108,6 +109,20 @@ def test_zero_baseline_uplift_is_undefined_with_reason() -> None:
     assert tier_uplift(0.5, -0.1).value is None
     assert tier_uplift(float("nan"), 0.5) == Uplift(None, "missing score")
     assert tier_uplift(None, 0.5).value is None
+
+
+def test_duration() -> None:
+    from datetime import UTC, datetime
+
+    assert duration(100.0, 303.132624) == pytest.approx(203.132624)
+    start = datetime(2026, 1, 20, 6, 13, 7, tzinfo=UTC)
+    end = datetime(2026, 1, 20, 6, 16, 30, 500000, tzinfo=UTC)
+    assert duration(start, end) == 203.5
+    assert math.isnan(duration(None, 5.0))
+    with pytest.raises(ValueError, match="before start"):
+        duration(10.0, 5.0)
+    with pytest.raises(ValueError, match="both"):
+        duration(start, 5.0)
 
 
 def test_cost_of_pass_edges() -> None:

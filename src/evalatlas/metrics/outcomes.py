@@ -21,6 +21,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 import numpy as np
@@ -67,6 +68,29 @@ def impl_rate(weighted_score: float | None, *, clamp: bool = True) -> float:
         return math.nan
     v = float(weighted_score)  # type: ignore[arg-type]
     return min(1.0, max(0.0, v)) if clamp else v
+
+
+def duration(start: float | datetime | None, end: float | datetime | None) -> float:
+    """Duration in seconds = ``end_time - start_time`` (seed 001).
+
+    Timestamps as epoch seconds or datetimes (aware or naive, not mixed). Missing gives
+    NaN; an end before the start is an error, not a negative duration. Note that
+    ProjectScylla's run ``duration_seconds`` adds judge time to agent time
+    (35.34 + 167.79 = 203.13 s in the dry run, scylla.md §3.5); compare agent time only.
+    """
+    if start is None or end is None:
+        return math.nan
+    if isinstance(start, datetime) != isinstance(end, datetime):
+        raise ValueError("start and end must both be datetimes or both be numbers")
+    if isinstance(start, datetime):
+        seconds = (end - start).total_seconds()  # type: ignore[operator]
+    else:
+        if math.isnan(start) or math.isnan(end):  # type: ignore[arg-type]
+            return math.nan
+        seconds = float(end) - float(start)  # type: ignore[arg-type]
+    if seconds < 0:
+        raise ValueError(f"end is {-seconds:g} s before start")
+    return seconds
 
 
 def cost_of_pass(cost: float | None, pass_rate: float | None) -> float:
