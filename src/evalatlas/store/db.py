@@ -19,10 +19,12 @@ import duckdb
 import pyarrow as pa
 
 from evalatlas.errors import Problem, StoreError
+from evalatlas.store.costs import complete_batch
 from evalatlas.store.schema import (
     DDL,
     EPISODE_COLUMNS,
     EXPERIMENT_COLUMNS,
+    KEYS,
     MEASUREMENT_COLUMNS,
     QUARANTINE_COLUMNS,
     SCHEMA_VERSION,
@@ -30,6 +32,9 @@ from evalatlas.store.schema import (
 
 DEFAULT_DB = "evalatlas.duckdb"
 ENV_DB = "EVALATLAS_DB"
+ENV_MEMORY = "EVALATLAS_MEMORY_LIMIT"
+DEFAULT_MEMORY_LIMIT = "1GB"
+"""DuckDB's own budget (it spills to disk beyond it), so ingest memory stays bounded."""
 
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "VARCHAR": pa.string(),
@@ -51,6 +56,13 @@ def resolve_db_path(db: str | Path | None = None) -> Path:
     return Path(os.environ.get(ENV_DB) or DEFAULT_DB)
 
 
+def _memory_limit() -> str:
+    value = os.environ.get(ENV_MEMORY, DEFAULT_MEMORY_LIMIT)
+    if not value.replace(".", "").isalnum():
+        raise StoreError(f"{ENV_MEMORY}={value!r} is not a size such as 1GB or 512MB")
+    return value
+
+
 def problem_key(p: Problem) -> str:
     text = "\x1f".join(str(x) for x in (p.file, p.line, p.record, p.field, p.reason))
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
@@ -69,6 +81,8 @@ class Store:
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except (duckdb.Error, OSError) as exc:
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+        self.con.execute(
+            f"SET memory_limit = '{_memory_limit()}'; SET preserve_insertion_order = false")
         if not read_only:
             self.con.execute(DDL)
             self.con.execute(
@@ -116,9 +130,20 @@ class Store:
         name = f"_evalatlas_{table}_batch"
         self.con.register(name, tbl)
         try:
-            self.con.execute(f"INSERT OR REPLACE INTO {table} SELECT * FROM {name}")
+            self.upsert_from(table, name)
         finally:
             self.con.unregister(name)
+
+    def upsert_from(self, table: str, source: str) -> None:
+        """Replace rows of ``table`` whose key appears in ``source``, then insert ``source``.
+
+        Call inside a transaction. ``source`` must have the table's columns in order and
+        unique keys.
+        """
+        keys = ", ".join(KEYS[table])
+        self.con.execute(
+            f"DELETE FROM {table} WHERE ({keys}) IN (SELECT ({keys}) FROM {source})")
+        self.con.execute(f"INSERT INTO {table} SELECT * FROM {source}")
 
     def next_batch_id(self) -> int:
         row = self.con.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM ingest_batches")
@@ -148,6 +173,7 @@ class Store:
             self._insert("episodes", EPISODE_COLUMNS, episodes)
             self._insert("measurements", MEASUREMENT_COLUMNS, measurements)
             self._insert("quarantine", QUARANTINE_COLUMNS, qrows)
+            complete_batch(self, batch_id, [r[0] for r in experiments])
             self.con.execute(
                 "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [batch_id, started_at.replace(tzinfo=None), now, len(experiments),

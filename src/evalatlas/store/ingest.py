@@ -16,9 +16,9 @@ from pathlib import Path
 
 from evalatlas.adapters.registry import plan
 from evalatlas.errors import Problem
-from evalatlas.pricing import fill_missing_cost
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.store.db import Store
+from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, NotClean, try_fast_ingest
 from evalatlas.store.rows import episode_row, experiment_row, measurement_row
 
 DEFAULT_BATCH_SIZE = 50_000
@@ -36,6 +36,8 @@ class IngestReport:
     sources: int = 0
     problems: list[Problem] = field(default_factory=list)
     max_problems: int = 50
+    fast_path_files: int = 0
+    fast_path_declined: list[str] = field(default_factory=list)
 
     def add_problem(self, p: Problem) -> None:
         self.rejected += 1
@@ -50,6 +52,8 @@ class IngestReport:
             "rejected": self.rejected,
             "batches": self.batches,
             "sources": self.sources,
+            "fast_path_files": self.fast_path_files,
+            "fast_path_declined": self.fast_path_declined,
             "problems": [
                 {"file": p.file, "line": p.line, "record": p.record, "field": p.field,
                  "reason": p.reason}
@@ -103,15 +107,18 @@ def ingest_paths(
     fmt: str | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_progress: Callable[[str, int], None] | None = None,
+    fast: bool | None = None,
 ) -> IngestReport:
     """Ingest every recognised input under ``paths`` into ``store``.
 
     ``on_progress(source, n_items)`` is called as sources start and every few thousand
-    items, for progress bars. Returns counts and example problems.
+    items, for progress bars. ``fast``: use the DuckDB-native path for JSONL files
+    (:mod:`evalatlas.store.fast_jsonl`) always (True), never (False) or for files of at
+    least 8 MiB (None); a file it cannot prove clean goes through the exact path anyway.
+    Returns counts and example problems.
     """
     report = IngestReport()
     batch = _Batch(store)
-    models: dict[str, str | None] = {}  # experiment_id -> agent llm_model, for pricing
     n_items = 0
     for step in plan([Path(p) for p in paths], fmt):
         if isinstance(step, Problem):
@@ -121,9 +128,23 @@ def ingest_paths(
         path, adapter = step
         source = str(path)
         report.sources += 1
-        batch.sources.append(source)
         if on_progress:
             on_progress(source, n_items)
+        if adapter.name == "jsonl" and (fast is True or (
+                fast is None and path.stat().st_size >= FAST_PATH_MIN_BYTES)):
+            batch.flush(report)
+            try:
+                n = try_fast_ingest(store, path, batch.batch_id)
+            except NotClean as exc:
+                report.fast_path_declined.append(f"{source}: {exc}")
+            else:
+                report.episodes += n
+                report.batches += 1
+                report.fast_path_files += 1
+                n_items += n
+                batch.batch_id += 1
+                continue
+        batch.sources.append(source)
         try:
             items = adapter.read(path)
             for item in items:
@@ -132,14 +153,10 @@ def ingest_paths(
                     batch.problems.append(item)
                     report.add_problem(item)
                 elif isinstance(item, EpisodeRecord):
-                    model = models.get(item.experiment_id)
-                    if item.usage.total_cost_usd is None:
-                        item.usage = fill_missing_cost(item.usage, model)
                     batch.episodes[(item.experiment_id, item.trajectory_id)] = episode_row(
-                        item, source, batch.batch_id, model)
+                        item, source, batch.batch_id)
                     report.episodes += 1
                 elif isinstance(item, ExperimentRecord):
-                    models[item.experiment_id] = item.agent.llm_model
                     batch.experiments[item.experiment_id] = experiment_row(
                         item, source, batch.batch_id)
                     report.experiments += 1

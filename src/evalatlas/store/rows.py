@@ -38,9 +38,9 @@ def experiment_row(exp: ExperimentRecord, source: str | None, batch: int) -> tup
     )
 
 
-def episode_row(
-    ep: EpisodeRecord, source: str | None, batch: int, default_model: str | None = None
-) -> tuple:
+def episode_row(ep: EpisodeRecord, source: str | None, batch: int) -> tuple:
+    """The episodes-table row; ``llm_model`` starts as the usage model and the batch's
+    completion step (:mod:`evalatlas.store.costs`) fills the agent's model otherwise."""
     u = ep.usage
     return (
         ep.experiment_id, ep.trajectory_id, ep.task_id, ep.task_version_hash, ep.attempt,
@@ -48,7 +48,7 @@ def episode_row(
         ep.status, ep.error_type, ep.error_message, ep.n_steps, ep.n_agent_steps,
         ep.n_env_steps, ep.wall_time_s, ep.timestamp, u.prompt_tokens, u.completion_tokens,
         u.total_tokens, u.cached_tokens, u.cache_creation_tokens, u.reasoning_tokens,
-        u.total_cost_usd, u.cost_source, u.n_llm_calls, u.model, u.model or default_model,
+        u.total_cost_usd, u.cost_source, u.n_llm_calls, u.model, u.model,
         _j(ep.judge_usage), _j(ep.scores), ep.input_text, ep.output_text, ep.expected_text,
         ep.retrieved_sources, ep.expected_sources, _j(ep.verifier), _j(ep.findings),
         _j(ep.investigation_metadata), _j(ep.extra), source, batch,

@@ -1,0 +1,88 @@
+"""A SIGKILLed ingest leaves whole batches only; re-running ends with exact counts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evalatlas.store.db import Store
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+N = 20_000
+BATCH = 2_000
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from evalatlas.store.db import Store
+    from evalatlas.store.ingest import ingest_paths
+
+    def progress(source, n):
+        print(n, flush=True)
+
+    with Store(sys.argv[1]) as store:
+        ingest_paths(store, [Path(sys.argv[2])], batch_size=int(sys.argv[3]),
+                     on_progress=progress, fast=sys.argv[4] == "fast")
+    print("done", flush=True)
+""")
+
+
+@pytest.fixture(scope="module")
+def big_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(BENCH))
+    from synth import write_jsonl
+
+    return write_jsonl(tmp_path_factory.mktemp("crash") / "big.jsonl", N, n_agents=5,
+                       n_tasks=4000)
+
+
+def _run(db: Path, src: Path, mode: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", SCRIPT, str(db), str(src), str(BATCH), mode],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def test_sigkill_mid_ingest_keeps_whole_batches(tmp_path: Path, big_jsonl: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    proc = _run(db, big_jsonl, "exact")
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip().isdigit() and int(line) >= 3 * BATCH + 500:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, "ingest finished before it could be killed"
+    with Store(db) as store:
+        n = store.count("episodes")
+        committed = store.query("SELECT coalesce(sum(n_episodes), 0) AS n FROM ingest_batches")
+        assert n == committed[0]["n"]
+        assert n % BATCH == 0 and 0 < n < N
+    proc = _run(db, big_jsonl, "exact")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "done" in out
+    with Store(db) as store:
+        assert store.count("episodes") == N
+        assert store.count("quarantine") == 0
+        dup = store.query("SELECT count(*) - count(DISTINCT (experiment_id, trajectory_id)) "
+                          "AS d FROM episodes")
+        assert dup[0]["d"] == 0
+
+
+def test_sigkill_during_fast_path_is_all_or_nothing(tmp_path: Path, big_jsonl: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    proc = _run(db, big_jsonl, "fast")
+    assert proc.stdout is not None
+    proc.stdout.readline()  # the ingest has started
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    with Store(db) as store:
+        assert store.count("episodes") in (0, N)
+    proc = _run(db, big_jsonl, "fast")
+    proc.communicate(timeout=300)
+    with Store(db) as store:
+        assert store.count("episodes") == N
