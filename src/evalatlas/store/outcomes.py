@@ -11,9 +11,11 @@ For each group (agent by default; any ``--by`` key of :mod:`evalatlas.store.quer
   (:func:`pass_at_k_counts`) averaged over tasks with at least k attempts, as
   :func:`pass_at_k_over_tasks`; each with a CLT interval over tasks.
 
-The heavy lifting is one DuckDB aggregation to (group, task, attempts, successes) plus
-one pass over per-episode outcomes for the clustered SE; built for millions of episodes
-(see ``benchmarks/bench_outcomes.py``).
+The heavy lifting is one DuckDB aggregation to (group, task, attempts, successes); the
+per-episode 0/1 outcomes the clustered SE needs are rebuilt from those counts in numpy
+(exact: success is binary and order within a task does not matter). Built for millions
+of episodes (see ``benchmarks/bench_outcomes.py`` and BENCHMARKS.md). Not yet wired into
+``evalatlas summary`` (the lead's command); call it from Python or that command.
 """
 
 from __future__ import annotations

@@ -1,0 +1,66 @@
+"""Outcome summary from the store: Terminal-Bench's own pass@k and accuracy reproduced."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalatlas.stats.intervals import wilson_interval
+from evalatlas.stats.standard_errors import clustered_standard_error
+from evalatlas.store.db import Store
+from evalatlas.store.ingest import ingest_paths
+from evalatlas.store.outcomes import outcome_summary
+
+FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+TB = FIXTURES / "terminal-bench"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("outcomes") / "s.duckdb"
+    with Store(path) as s:
+        ingest_paths(s, [TB, FIXTURES / "swebench-pro" / "gpt-4o-paper"])
+        yield s
+
+
+def test_harness_pass_at_k_and_accuracy(store: Store) -> None:
+    rows = {r["agent"]: r for r in outcome_summary(store)}
+    for sub in ("20250902_orchestrator_claude-4-sonnet",
+                "20250902_orchestrator_qwen-3-coder-480B"):
+        harness = json.loads((TB / sub / "results.json").read_text())
+        row = rows[f"LeadArchitectAgent ({sub})"]
+        assert (row["episodes"], row["tasks"], row["min_attempts"]) == (400, 80, 5)
+        assert row["success_rate"] == harness["accuracy"]
+        assert {k: v["value"] for k, v in row["pass_at_k"].items()} == pytest.approx(
+            harness["pass_at_k"], abs=1e-15)
+        for v in row["pass_at_k"].values():
+            assert v["ci_low"] <= v["value"] <= v["ci_high"] and v["tasks"] == 80
+
+
+def test_intervals_are_the_stats_functions(store: Store) -> None:
+    (row,) = [r for r in outcome_summary(store) if r["agent"] == "ob1-agent:ob1-sdk"]
+    ep = store.query_arrays(
+        "SELECT e.task_id, CAST(e.success AS DOUBLE) AS s FROM episodes e "
+        "JOIN experiments x USING (experiment_id) WHERE x.agent_name = 'ob1-agent:ob1-sdk'")
+    n, c = len(ep["s"]), int(np.sum(ep["s"]))
+    assert (row["success_rate_ci_low"], row["success_rate_ci_high"]) == pytest.approx(
+        wilson_interval(c, n))
+    assert row["success_rate_se_clustered"] == pytest.approx(
+        clustered_standard_error(ep["s"], ep["task_id"]), rel=1e-12)
+    # five attempts per task are correlated: the clustered interval is wider than Wilson's
+    width = row["success_rate_clustered_ci_high"] - row["success_rate_clustered_ci_low"]
+    assert width > row["success_rate_ci_high"] - row["success_rate_ci_low"]
+
+
+def test_single_attempt_has_no_default_k_and_explicit_k_is_empty(store: Store) -> None:
+    (row,) = [r for r in outcome_summary(store, by="experiment")
+              if r["experiment"] == "gpt-4o-paper"]
+    assert (row["episodes"], row["successes"], row["pass_at_k"]) == (619, 36, {})
+    (row,) = [r for r in outcome_summary(store, by="experiment", ks=[1, 2])
+              if r["experiment"] == "gpt-4o-paper"]
+    assert row["pass_at_k"]["1"]["value"] == pytest.approx(36 / 619)
+    assert row["pass_at_k"]["2"] == {"value": None, "ci_low": None, "ci_high": None,
+                                     "tasks": 0}
