@@ -192,6 +192,9 @@ def tier_table(
         pass_rates.append(pr)
         if cost_stats.count:
             median_costs.append(cost_stats.median)
+    if base_median is not None and any(r["runs"] < 2 for r in rows):
+        notes.append("tiers with a single run (or a single-run baseline) have no uplift "
+                     "interval: one run has no spread to resample")
     if any(r["impl_rate_missing"] for r in rows):
         notes.append("runs without an impl_rate score have no composite and are left out "
                      "of the composite median")
