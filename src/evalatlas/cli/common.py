@@ -13,7 +13,7 @@ from evalatlas.errors import EvalAtlasError
 from evalatlas.store.db import Store, resolve_db_path
 
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 FormatOption = Annotated[
     OutputFormat,

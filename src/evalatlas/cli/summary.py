@@ -20,6 +20,8 @@ def _rate(row: dict[str, Any]) -> str:
 
 def _cost(row: dict[str, Any]) -> str:
     text = "-" if row["total_cost_usd"] is None else f"${row['total_cost_usd']:,.4f}"
+    if row["cost_computed_episodes"]:
+        text += f" ({row['cost_computed_episodes']} priced from tokens)"
     if row["cost_unknown_episodes"]:
         text += f" (+{row['cost_unknown_episodes']} unknown)"
     return text
@@ -48,6 +50,7 @@ def summary_cmd(
         except ValueError as exc:
             fail(str(exc))
         unpriced = unknown_price_models(store)
+        unpriced = unknown_price_models(store)
     pct = f"{round(100 * confidence)}%"
     columns = [(g, g) for g in groups] + [
         ("experiments", "exps"), ("episodes", "episodes"), ("tasks", "tasks"),
@@ -60,13 +63,17 @@ def summary_cmd(
         ("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1)),
     ]
     notes = []
+    if unpriced:
+        notes.append("cost unknown (no price for these models; add them with a price file, "
+                     "see `evalatlas price --help`): " + ", ".join(unpriced))
     if not rows:
         notes.append("the store has no episodes; run `evalatlas ingest PATH` first")
     if unpriced:
         notes.append(f"no price known for {', '.join(unpriced)}: their cost is unknown, not $0 "
                      "(see `evalatlas price`)")
     emit(render(rows, columns, fmt, schema="evalatlas.summary/1", title="Summary",
-                meta={"group_by": groups, "confidence": confidence}, notes=notes), output)
+                meta={"group_by": groups, "confidence": confidence,
+                      "unknown_price_models": unpriced}, notes=notes), output)
 
 
 def register(app: typer.Typer) -> None:

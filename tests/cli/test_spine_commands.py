@@ -1,0 +1,112 @@
+"""The spine's commands end to end: ingest, summary formats, quarantine, export, schema."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from evalatlas.cli.main import app
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+runner = CliRunner()
+
+
+def _db(tmp_path: Path) -> list[str]:
+    return ["--db", str(tmp_path / "s.duckdb")]
+
+
+def test_ingest_then_summary_json(tmp_path: Path) -> None:
+    r = runner.invoke(app, [*_db(tmp_path), "ingest", str(EXAMPLES)])
+    assert r.exit_code == 0, r.output
+    assert "3 experiments, 180 episodes" in r.output
+    r = runner.invoke(app, [*_db(tmp_path), "summary", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["schema"] == "evalatlas.summary/1" and doc["group_by"] == ["agent"]
+    rows = {row["agent"]: row for row in doc["rows"]}
+    assert set(rows) == {"planner-sonnet", "react-gpt-4o", "tiny-mini"}
+    assert rows["planner-sonnet"]["episodes"] == 60 and rows["planner-sonnet"]["tasks"] == 20
+    lo, hi = rows["tiny-mini"]["success_rate_ci_low"], rows["tiny-mini"]["success_rate_ci_high"]
+    assert lo < rows["tiny-mini"]["success_rate"] < hi
+    # tiny-mini reports tokens but no cost: priced from its model, and marked as computed.
+    assert rows["tiny-mini"]["cost_computed_episodes"] == 60
+    assert rows["tiny-mini"]["total_cost_usd"] > 0
+
+
+def test_env_var_selects_the_store(tmp_path: Path) -> None:
+    env = {"EVALATLAS_DB": str(tmp_path / "env.duckdb")}
+    assert runner.invoke(app, ["ingest", str(EXAMPLES)], env=env).exit_code == 0
+    assert (tmp_path / "env.duckdb").exists()
+
+
+def test_summary_by_label_csv_and_markdown(tmp_path: Path) -> None:
+    runner.invoke(app, [*_db(tmp_path), "ingest", str(EXAMPLES)])
+    r = runner.invoke(app, [*_db(tmp_path), "summary", "--by", "label:tier", "-f", "csv"])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO(r.output)))
+    assert sorted(row["label:tier"] for row in rows) == ["T0", "T1", "T2"]
+    r = runner.invoke(app, [*_db(tmp_path), "summary", "--by", "benchmark", "-f", "markdown"])
+    assert "| benchmark |" in r.output and "toybench" in r.output
+    r = runner.invoke(app, [*_db(tmp_path), "summary", "--by", "nonsense"])
+    assert r.exit_code == 2 and "unknown grouping" in r.output
+
+
+def test_rejections_are_counted_and_listed(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"experiment_id": "e", "task_id": "t", "trajectory_id": "a", "reward": 1}\n'
+                   '{"experiment_id": "e", "task_id": "t", "trajectory_id": "b"}\n')
+    r = runner.invoke(app, [*_db(tmp_path), "ingest", str(bad)])
+    assert r.exit_code == 0
+    assert "rejected 1 records" in r.output and "evalatlas quarantine" in r.output
+    r = runner.invoke(app, [*_db(tmp_path), "quarantine", "-f", "json"])
+    doc = json.loads(r.output)
+    assert doc["total"] == 1
+    assert doc["rows"][0] == {"file": str(bad), "line": 2, "record": "b", "field": "reward",
+                              "reason": "reward: required field is missing", "batch": 1}
+
+
+def test_ingest_of_only_bad_input_fails(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json}\n")
+    r = runner.invoke(app, [*_db(tmp_path), "ingest", str(bad)])
+    assert r.exit_code == 1
+
+
+def test_summary_without_store_is_a_clear_error(tmp_path: Path) -> None:
+    r = runner.invoke(app, [*_db(tmp_path), "summary"])
+    assert r.exit_code == 2 and "does not exist" in r.output
+
+
+def test_export_jsonl_and_parquet(tmp_path: Path) -> None:
+    runner.invoke(app, [*_db(tmp_path), "ingest", str(EXAMPLES)])
+    out = tmp_path / "all.jsonl"
+    r = runner.invoke(app, [*_db(tmp_path), "export", "jsonl", str(out)])
+    assert r.exit_code == 0, r.output
+    assert len(out.read_text().splitlines()) == 180
+    r = runner.invoke(app, [*_db(tmp_path), "export", "jsonl", str(out), "-e",
+                            "tiny-mini-toybench"])
+    assert len(out.read_text().splitlines()) == 60
+    r = runner.invoke(app, [*_db(tmp_path), "export", "parquet", str(tmp_path / "pq")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "pq" / "episodes.parquet").is_file()
+
+
+def test_schema_command(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["schema", "EpisodeRecord"])
+    assert r.exit_code == 0
+    schema = json.loads(r.output)
+    assert {"experiment_id", "task_id", "reward", "trajectory_id"} <= set(schema["required"])
+    r = runner.invoke(app, ["schema", "--write", str(tmp_path)])
+    assert (tmp_path / "ExperimentRecord.schema.json").is_file()
+
+
+def test_exported_secrets_are_redacted(tmp_path: Path) -> None:
+    runner.invoke(app, [*_db(tmp_path), "ingest", str(EXAMPLES)])
+    runner.invoke(app, [*_db(tmp_path), "export", "parquet", str(tmp_path / "pq")])
+    raw = (tmp_path / "pq" / "experiments.parquet").read_bytes()
+    assert b"sk-example" not in raw
+    assert b"REDACTED" in raw
