@@ -23,8 +23,10 @@ Definitions (per benchmark *i*, medians are ``numpy.nanmedian``):
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -101,26 +103,34 @@ def benchmark_speedup(
 def speedups_from_sample_matrix(
     nop: np.ndarray, oracle: np.ndarray, agent: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Vectorised :func:`benchmark_speedup` for ``(n_benchmarks, n_samples)`` arrays.
+    """Vectorised :func:`benchmark_speedup` for ``(..., n_benchmarks, n_samples)`` arrays.
 
-    Rows padded with NaN are allowed (``nanmedian``). Returns ``(agent/nop, oracle/nop,
+    Leading dimensions (e.g. tasks) are allowed; rows padded with NaN are allowed
+    (``nanmedian``). Returns ``(agent/nop, oracle/nop,
     valid)``; speedups of invalid rows are NaN. Same formula and validity rules.
     """
     with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            mn = np.nanmedian(nop, axis=1)
-            mo = np.nanmedian(oracle, axis=1)
-            ma = np.nanmedian(agent, axis=1)
+        mn, mo, ma = (_row_medians(np.asarray(x, dtype=float)) for x in (nop, oracle, agent))
         sa = mn / ma
         so = mn / mo
-    ok = np.ones(len(mn), dtype=bool)
+    ok = np.ones(mn.shape, dtype=bool)
     for m in (mn, mo, ma):
         ok &= np.isfinite(m) & (m != 0)
     ok &= np.isfinite(sa) & np.isfinite(so)
     return np.where(ok, sa, np.nan), np.where(ok, so, np.nan), ok
+
+
+def _row_medians(x: np.ndarray) -> np.ndarray:
+    """``nanmedian`` along the last axis; the plain (faster) median when there is no NaN."""
+    if x.ndim < 2:
+        raise ValueError(f"expected a (..., benchmarks, samples) array, got shape {x.shape}")
+    if x.shape[-1] == 0:
+        return np.full(x.shape[:-1], np.nan)
+    if not np.isnan(x).any():
+        return np.median(x, axis=-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows give NaN
+        return np.nanmedian(x, axis=-1)
 
 
 # --------------------------------------------------------------------------- names
@@ -142,6 +152,13 @@ def deconstruct_benchmark(
     class candidate to contain a letter. fceval returns no params; evalatlas returns them
     as a fourth element in both variants (it does not change the grouping).
     """
+    return _deconstruct(name, variant)
+
+
+@lru_cache(maxsize=1 << 16)
+def _deconstruct(
+    name: str, variant: str
+) -> tuple[str | None, str | None, str | None, str | None]:
     s = name.strip()
     params: str | None = None
     if "(" in s and s.endswith(")"):
@@ -190,19 +207,19 @@ def gmean(
     ``exp(sum(log x for x > 0) / len(data))`` - the denominator also counts the
     non-positive values (upstream quirk 4), None for empty input.
     """
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
     vals = [v for v in values if v is not None]
     if variant == "adapter":
         if not vals:
             return None
         return math.exp(sum(math.log(v) for v in vals if v > 0) / len(vals))
-    kept = [v for v in vals if math.isfinite(v) and v > 0]
-    if not kept:
+    arr = _speedup_array(vals)
+    with np.errstate(invalid="ignore"):
+        kept = arr[np.isfinite(arr) & (arr > 0)]
+    if kept.size == 0:
         return None
-    return math.exp(sum(math.log(v) for v in kept) / len(kept))
-
-
-def _usable_speedup(x: float | None) -> bool:
-    return x is not None and not isinstance(x, bool) and math.isfinite(x) and x > 0
+    return float(np.exp(np.log(kept).mean()))
 
 
 def level_advantages(
@@ -219,24 +236,69 @@ def level_advantages(
     """
     if not (len(names) == len(agent_speedups) == len(oracle_speedups)):
         raise ValueError("names, agent_speedups and oracle_speedups must have equal length")
-    keep = [i for i in range(len(names))
-            if _usable_speedup(agent_speedups[i]) and _usable_speedup(oracle_speedups[i])]
-    la = np.log(np.array([agent_speedups[i] for i in keep], dtype=float))
-    lo = np.log(np.array([oracle_speedups[i] for i in keep], dtype=float))
+    return _levels(_level_codes(tuple(names)), agent_speedups, oracle_speedups)
+
+
+def level_advantages_for_names(
+    benchmarks: Sequence[str],
+    agent_speedups: Sequence[float | None],
+    oracle_speedups: Sequence[float | None],
+) -> dict[int, float]:
+    """:func:`level_advantages` from benchmark names (parsed by
+    :func:`deconstruct_benchmark`)."""
+    if not (len(benchmarks) == len(agent_speedups) == len(oracle_speedups)):
+        raise ValueError("benchmarks, agent_speedups and oracle_speedups must have equal length")
+    return _levels(_name_codes(tuple(benchmarks)), agent_speedups, oracle_speedups)
+
+
+def _levels(codes_by_level: tuple[np.ndarray, ...], agent_speedups: Sequence[float | None],
+            oracle_speedups: Sequence[float | None]) -> dict[int, float]:
+    a = _speedup_array(agent_speedups)
+    o = _speedup_array(oracle_speedups)
+    with np.errstate(invalid="ignore"):
+        keep = np.isfinite(a) & (a > 0) & np.isfinite(o) & (o > 0)
+    if not keep.any():
+        return {level: 0.0 for level in LEVELS}
+    la, lo = np.log(a[keep]), np.log(o[keep])
     out: dict[int, float] = {}
-    for level in LEVELS:
-        if not keep:
-            out[level] = 0.0
-            continue
-        codes: dict[tuple[str | None, ...], int] = {}
-        idx = np.fromiter(
-            (codes.setdefault(group_key(level, *names[i]), len(codes)) for i in keep),
-            dtype=np.int64, count=len(keep))
+    for level, codes in zip(LEVELS, codes_by_level, strict=True):
+        idx = codes[keep]
         n = np.bincount(idx)
-        ga = np.exp(np.bincount(idx, weights=la) / n)
-        go = np.exp(np.bincount(idx, weights=lo) / n)
+        used = n > 0
+        ga = np.exp(np.bincount(idx, weights=la)[used] / n[used])
+        go = np.exp(np.bincount(idx, weights=lo)[used] / n[used])
         out[level] = float(np.mean(ga - go))
     return out
+
+
+def _as_speedup(v: object) -> float:
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return float(v)
+    return math.nan
+
+
+def _speedup_array(values: Sequence[float | None]) -> np.ndarray:
+    """Floats with non-numeric entries (None, bools, strings) as NaN."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+        return values.astype(float, copy=False)
+    return np.array([v if type(v) is float else _as_speedup(v) for v in values], dtype=float)
+
+
+@lru_cache(maxsize=1024)
+def _level_codes(names: tuple[tuple[str | None, ...], ...]) -> tuple[np.ndarray, ...]:
+    """Integer group ids of every benchmark at levels 1-4 (cached: the same benchmark
+    list recurs for every agent and attempt of a task)."""
+    out = []
+    for level in LEVELS:
+        seen: dict[tuple[str | None, ...], int] = {}
+        out.append(np.fromiter((seen.setdefault(group_key(level, *n[:3]), len(seen))
+                                for n in names), dtype=np.int64, count=len(names)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1024)
+def _name_codes(benchmarks: tuple[str, ...]) -> tuple[np.ndarray, ...]:
+    return _level_codes(tuple(deconstruct_benchmark(b)[:3] for b in benchmarks))
 
 
 def task_speedup(agent_speedups: Iterable[float | None]) -> float:
@@ -343,29 +405,38 @@ def task_metrics(
 ) -> TaskMetrics:
     """Build the per-agent task payload, applying the fallback to a failed non-nop agent.
 
-    ``agent_speedups``/``oracle_speedups`` are the valid benchmarks' speedups (None for
-    invalid ones, which are excluded). A failed non-nop agent gets
+    ``agent_speedups``/``oracle_speedups`` are the benchmarks' speedups; None or a
+    non-finite value marks an invalid benchmark, which is excluded. A failed non-nop agent gets
     :func:`fallback_speedups` on its valid benchmarks and everything is recomputed.
     ``num_benchmarks`` defaults to ``len(benchmarks)``.
     """
-    valid = [i for i in range(len(benchmarks))
-             if agent_speedups[i] is not None and oracle_speedups[i] is not None]
-    names = [benchmarks[i] for i in valid]
-    sa = [float(agent_speedups[i]) for i in valid]  # type: ignore[arg-type]
-    so = [float(oracle_speedups[i]) for i in valid]  # type: ignore[arg-type]
+    if not (len(benchmarks) == len(agent_speedups) == len(oracle_speedups)):
+        raise ValueError("benchmarks, agent_speedups and oracle_speedups must have equal length")
+    a = _speedup_array(agent_speedups)
+    o = _speedup_array(oracle_speedups)
+    ok = np.isfinite(a) & np.isfinite(o)
+    n_valid = int(ok.sum())
     failed = pytest_failed or snapshot_failed
-    fallback = failed and not is_nop and bool(valid)
+    fallback = failed and not is_nop and n_valid > 0
     if fallback:
-        sa, so, adv = fallback_speedups(so)
+        a = np.where(ok, 1.0, np.nan)
+    a = np.where(ok, a, np.nan)
+    o = np.where(ok, o, np.nan)
+    adv = a - o
+    if n_valid == len(benchmarks):
+        names = list(benchmarks)
+        sa, so, ad = a.tolist(), o.tolist(), adv.tolist()
     else:
-        adv = [a - o for a, o in zip(sa, so, strict=True)]
-    per = {}
-    for n, a, o, d in zip(names, sa, so, adv, strict=True):
-        entry: dict[str, float | bool] = {"agent/nop": a, "oracle/nop": o, "advantage": d}
-        if fallback:
-            entry["fallback_to_baseline"] = True
-        per[n] = entry
-    lv = level_advantages([deconstruct_benchmark(n)[:3] for n in names], sa, so)
+        idx = np.flatnonzero(ok)
+        names = [benchmarks[i] for i in idx]
+        sa, so, ad = a[idx].tolist(), o[idx].tolist(), adv[idx].tolist()
+    if fallback:
+        per = {n: {"agent/nop": x, "oracle/nop": y, "advantage": z, "fallback_to_baseline": True}
+               for n, x, y, z in zip(names, sa, so, ad, strict=True)}
+    else:
+        per = {n: {"agent/nop": x, "oracle/nop": y, "advantage": z}
+               for n, x, y, z in zip(names, sa, so, ad, strict=True)}
+    lv = level_advantages_for_names(benchmarks, a, o)
     return TaskMetrics(
         per_benchmark_speedups=per,
         pytest_summary=pytest_summary,
@@ -380,8 +451,8 @@ def task_metrics(
         agent_advantage_level3=lv[3],
         agent_advantage_level4=lv[4],
         num_benchmarks=len(benchmarks) if num_benchmarks is None else num_benchmarks,
-        num_valid_benchmarks=len(valid),
-        task_speedup=task_speedup(sa),
+        num_valid_benchmarks=n_valid,
+        task_speedup=task_speedup(a),
         task_cost_usd=task_cost_usd,
         trajectory_length=trajectory_length,
     )

@@ -16,6 +16,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
@@ -102,6 +104,10 @@ def beat_oracle_share(advantages: Iterable[float | None]) -> float | None:
 
     evalatlas extension (not in the seed). None when there is no valid benchmark.
     """
+    if isinstance(advantages, np.ndarray):
+        arr = advantages.astype(float)
+        arr = arr[np.isfinite(arr)]
+        return float((arr > 0).mean()) if arr.size else None
     vals = _known(advantages)
     if not vals:
         return None

@@ -40,11 +40,18 @@ _EPISODES = """
                       AND m.trajectory_id = e.trajectory_id))
 """
 
-_MEASUREMENTS = """
-    SELECT m.experiment_id || chr(0) || m.trajectory_id AS ep, m.module, m.class_name,
-           m.function, m.speedup_agent, m.speedup_oracle, m.advantage, m.valid
-    FROM measurements m
-    ORDER BY ep
+_EPISODE_KEYS = """
+    SELECT experiment_id, trajectory_id,
+           row_number() OVER (ORDER BY experiment_id, trajectory_id) - 1 AS k
+    FROM (SELECT DISTINCT experiment_id, trajectory_id FROM measurements)
+"""
+
+_MEASUREMENTS = f"""
+    WITH ep AS ({_EPISODE_KEYS})
+    SELECT ep.k, m.module, m.class_name, m.function, m.speedup_agent, m.speedup_oracle,
+           m.advantage, coalesce(m.valid, false) AS valid
+    FROM measurements m JOIN ep USING (experiment_id, trajectory_id)
+    ORDER BY ep.k
 """
 
 
@@ -83,28 +90,30 @@ def task_payloads(
     if not eps:
         return []
     arr = store.query_arrays(_MEASUREMENTS)
-    keys = arr["ep"]
-    bounds: dict[str, tuple[int, int]] = {}
+    names_of = {int(r["k"]): (r["experiment_id"], r["trajectory_id"])
+                for r in store.query(_EPISODE_KEYS)}
+    keys = np.asarray(arr["k"], dtype=np.int64)
+    bounds: dict[tuple[str, str], tuple[int, int]] = {}
     if len(keys):
         change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
         starts = np.concatenate(([0], change))
         ends = np.concatenate((change, [len(keys)]))
-        bounds = {str(keys[s]): (int(s), int(e)) for s, e in zip(starts, ends, strict=True)}
-    sa_all = np.asarray(arr["speedup_agent"], dtype=float) if len(keys) else np.array([])
-    so_all = np.asarray(arr["speedup_oracle"], dtype=float) if len(keys) else np.array([])
-    adv_all = np.asarray(arr["advantage"], dtype=float) if len(keys) else np.array([])
-    valid_all = np.asarray(arr["valid"], dtype=object) if len(keys) else np.array([])
-    mod, cls, fn = arr.get("module"), arr.get("class_name"), arr.get("function")
+        bounds = {names_of[int(keys[s])]: (int(s), int(e))
+                  for s, e in zip(starts, ends, strict=True)}
+    sa_all, so_all, adv_all = (_floats(arr["speedup_agent"]), _floats(arr["speedup_oracle"]),
+                               _floats(arr["advantage"]))
+    valid_all = np.asarray(arr["valid"], dtype=bool)
+    mod, cls, fn = (_strings(arr["module"]), _strings(arr["class_name"]),
+                    _strings(arr["function"]))
     out = []
     for r in eps:
-        s, e = bounds.get(f"{r['experiment_id']}\x00{r['trajectory_id']}", (0, 0))
-        ok = np.array([bool(v) is True for v in valid_all[s:e]], dtype=bool) & \
-            np.isfinite(sa_all[s:e]) & np.isfinite(so_all[s:e])
-        idx = np.flatnonzero(ok) + s
-        names = [(_s(mod[i]), _s(cls[i]), _s(fn[i])) for i in idx]
-        sa = sa_all[idx].tolist()
-        so = so_all[idx].tolist()
+        s, e = bounds.get((r["experiment_id"], r["trajectory_id"]), (0, 0))
+        ok = valid_all[s:e] & np.isfinite(sa_all[s:e]) & np.isfinite(so_all[s:e])
+        sa = np.where(ok, sa_all[s:e], np.nan)
+        so = np.where(ok, so_all[s:e], np.nan)
+        names = tuple(zip(mod[s:e], cls[s:e], fn[s:e], strict=True))
         lv = level_advantages(names, sa, so)
+        adv = adv_all[s:e][ok]
         known = _flag(r["correctness_known"])
         pf, sf = _flag(r["pytest_failed"]), _flag(r["snapshot_failed"])
         success = None if known is False or (pf is None and sf is None) else \
@@ -119,19 +128,23 @@ def task_payloads(
             "agent_advantage_level2": lv[2], "agent_advantage_level3": lv[3],
             "agent_advantage_level4": lv[4],
             "num_benchmarks": int(nb) if nb is not None and math.isfinite(nb) else e - s,
-            "num_valid_benchmarks": len(idx),
+            "num_valid_benchmarks": int(ok.sum()),
             "task_speedup": task_speedup(sa),
             "task_cost_usd": r["cost_usd"],
             "trajectory_length": r["n_steps"],
-            "advantages": [a for a in adv_all[idx].tolist() if math.isfinite(a)],
+            "advantages": adv[np.isfinite(adv)],
         })
     return out
 
 
-def _s(v: Any) -> str | None:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return None
-    return str(v)
+def _floats(col: Any) -> np.ndarray:
+    """A numeric column as floats, NULL as NaN."""
+    return np.ma.filled(np.ma.asarray(col).astype(float), np.nan)
+
+
+def _strings(col: Any) -> list[str | None]:
+    """A text column as a list, NULL as None."""
+    return [None if v is None else str(v) for v in np.ma.asarray(col).tolist()]
 
 
 def _ci(values: list[float], confidence: float, resamples: int) -> tuple[float, float] | None:
@@ -176,7 +189,8 @@ def summarise(
         row["advantage"] = summ[lk]
         ci = _ci([p[lk] for p in ps], confidence, resamples)
         row["advantage_ci_low"], row["advantage_ci_high"] = ci if ci else (None, None)
-        row["beat_oracle_share"] = beat_oracle_share(a for p in ps for a in p["advantages"])
+        row["beat_oracle_share"] = beat_oracle_share(
+            np.concatenate([p["advantages"] for p in ps]))
         row["fallbacks"] = sum(1 for p in ps if p["fallback_to_baseline"])
         known = [p["success"] for p in ps if p["success"] is not None]
         row["accuracy"] = sum(known) / len(known) if known else None
