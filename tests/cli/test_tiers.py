@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
 from evalatlas.cli.main import app
@@ -64,6 +65,7 @@ def test_dryrun_tier_rows_match_upstream(dryrun_db: Path) -> None:
         assert row["cost_of_pass_usd"] == float(subtests[tier]["cop"])
         assert row["uplift"] == pytest.approx(((1 + impl) / 2 - t0_comp) / t0_comp)
         assert row["uplift_ci_low"] is None  # one run per tier: no spread to resample
+        assert row["impl_rate_ci_low"] is None and row["composite_median_ci_low"] is None
     costs = [float(runs[t]["cost_usd"]) for t in rows]
     assert env["pass_rate_variance"] == 0.0
     assert env["cost_variance"] == pytest.approx(np.var(costs), rel=1e-12)
@@ -142,6 +144,12 @@ def test_repeated_runs_interval_and_cost_of_pass(tmp_path: Path) -> None:
     lo, hi = t1["uplift_ci_low"], t1["uplift_ci_high"]
     assert 1 / 3 - 1e-9 <= lo <= 1.0 <= hi <= 3 + 1e-9
     assert env["cost_delta"] == pytest.approx(0.25 - 0.2)
+    # intervals on the other headline numbers (one task: CLT over runs)
+    half = stats.t.ppf(0.975, 3) * np.std([0.1, 0.2, 0.3, 0.4], ddof=1) / 2
+    assert (t1["mean_cost_ci_low"], t1["mean_cost_ci_high"]) == pytest.approx(
+        (0.25 - half, 0.25 + half))
+    assert 0.25 <= t0["composite_median_ci_low"] <= 0.5 <= t0["composite_median_ci_high"] <= 0.75
+    assert t0["impl_rate"] == 0.5
     assert env["pass_rate_variance"] == pytest.approx(np.var([0.5, 1.0]))
 
 

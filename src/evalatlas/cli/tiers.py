@@ -23,8 +23,17 @@ def _money(v: float | None) -> str:
     return "inf" if v == float("inf") else f"${v:,.4f}"
 
 
+def _with_ci(row: dict[str, Any], key: str) -> str:
+    text = fmt_value(row[key])
+    if row.get(f"{key}_ci_low") is not None:
+        text += f" [{fmt_value(row[f'{key}_ci_low'])}, {fmt_value(row[f'{key}_ci_high'])}]"
+    return text
+
+
 def _cost(row: dict[str, Any]) -> str:
     text = _money(row["mean_cost_usd"])
+    if row.get("mean_cost_ci_low") is not None:
+        text += f" [{_money(row['mean_cost_ci_low'])}, {_money(row['mean_cost_ci_high'])}]"
     if row["cost_unknown_runs"]:
         text += f" (+{row['cost_unknown_runs']} unknown)"
     return text
@@ -73,8 +82,8 @@ def tiers_cmd(
     columns = [
         ("tier", "tier"), ("runs", "runs"),
         ("pass_rate", f"pass rate [{pct} CI]", _pct_ci),
-        ("impl_rate", "impl rate", lambda r: fmt_value(r["impl_rate"])),
-        ("composite_median", "composite (median)", lambda r: fmt_value(r["composite_median"])),
+        ("impl_rate", "impl rate", lambda r: _with_ci(r, "impl_rate")),
+        ("composite_median", "composite (median)", lambda r: _with_ci(r, "composite_median")),
         ("grade", "grade"),
         ("mean_cost_usd", "mean cost", _cost),
         ("cost_of_pass_usd", "cost of pass", lambda r: _money(r["cost_of_pass_usd"])),

@@ -6,11 +6,14 @@ ProjectScylla's analysis does). Every number comes from :mod:`evalatlas.metrics.
 and :mod:`evalatlas.stats`; this module only selects and groups.
 
 Per tier: runs; pass rate (mean of per-run pass) with a Wilson interval over runs; mean
-impl rate (judge ``impl_rate`` score, missing values excluded and counted); the median of
-the per-run composite ``composite_score(pass, impl_rate)``; its letter grade; mean cost
-over runs whose cost is known; cost of pass = mean cost / pass rate; uplift of the
-median composite against the baseline tier with a percentile bootstrap interval
-(runs resampled independently within the tier and the baseline, fixed seed).
+impl rate (judge ``impl_rate`` score, missing values excluded and counted) with a CLT
+interval (clustered by task when the tier spans several tasks); the median of the
+per-run composite ``composite_score(pass, impl_rate)`` with a percentile bootstrap
+interval; its letter grade; mean cost over runs whose cost is known, with the same kind
+of interval as impl rate; cost of pass = mean cost / pass rate; uplift of the median
+composite against the baseline tier with a percentile bootstrap interval (runs resampled
+independently within the tier and the baseline, fixed seed). Intervals are ``None``
+with fewer than two runs.
 
 Cross-tier lines follow seed 001: ``pass_rate_variance`` over the tiers' pass rates,
 ``cost_variance`` over the tiers' median run costs and ``cost_delta`` = max - min of
@@ -40,7 +43,9 @@ from evalatlas.metrics.outcomes import (
     pass_rate_variance,
     tier_uplift,
 )
+from evalatlas.stats.bootstrap import bootstrap_ci
 from evalatlas.stats.intervals import wilson_interval
+from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
 
 _LABEL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -68,7 +73,8 @@ def load_tier_runs(
     store: Store, label: str = "tier", experiment: list[str] | None = None,
     impl_score: str = "impl_rate",
 ) -> dict[str, dict[str, np.ndarray]]:
-    """Per tier value: arrays ``success``, ``impl`` (NaN = missing), ``cost`` (NaN = unknown)."""
+    """Per tier value: arrays ``success``, ``impl`` (NaN = missing), ``cost`` (NaN = unknown)
+    and ``task`` (task ids, the clusters of the intervals)."""
     if not _LABEL_NAME.match(label) or not _LABEL_NAME.match(impl_score):
         raise ValueError(f"invalid label or score name: {label!r}, {impl_score!r}")
     where, params = "", []
@@ -78,8 +84,8 @@ def load_tier_runs(
         params = [*experiment, *experiment]
     sql = f"""
         SELECT json_extract_string(x.labels, '$."{label}"') AS tier,
-               e.success, TRY_CAST(e.scores->>'$."{impl_score}"' AS DOUBLE) AS impl,
-               e.cost_usd
+               e.task_id, e.success,
+               TRY_CAST(e.scores->>'$."{impl_score}"' AS DOUBLE) AS impl, e.cost_usd
         FROM episodes e JOIN experiments x USING (experiment_id)
         WHERE json_extract_string(x.labels, '$."{label}"') IS NOT NULL {where}
     """
@@ -89,12 +95,31 @@ def load_tier_runs(
         return out
     tiers = np.asarray(arrays["tier"], dtype=object)
     success = np.asarray(arrays["success"], dtype=bool)
+    task = np.asarray(arrays["task_id"], dtype=object)
     impl = np.ma.filled(np.ma.asarray(arrays["impl"], dtype=float), np.nan)
     cost = np.ma.filled(np.ma.asarray(arrays["cost_usd"], dtype=float), np.nan)
     for t in sorted(set(tiers.tolist()), key=_tier_key):
         m = tiers == t
-        out[t] = {"success": success[m], "impl": impl[m], "cost": cost[m]}
+        out[t] = {"success": success[m], "impl": impl[m], "cost": cost[m], "task": task[m]}
     return out
+
+
+def _finite_pair(pair: tuple[float, float]) -> tuple[float | None, float | None]:
+    lo, hi = pair
+    return (None if math.isnan(lo) else lo, None if math.isnan(hi) else hi)
+
+
+def _mean_interval(values: np.ndarray, tasks: np.ndarray,
+                   confidence: float) -> tuple[float | None, float | None]:
+    """Interval of a mean over runs: clustered by task when the tier has several tasks
+    (runs of one task are not independent), else the CLT interval; None when undefined."""
+    keep = ~np.isnan(values)
+    if keep.sum() < 2:
+        return None, None
+    several = np.unique(tasks[keep].astype(str)).size > 1
+    iv = mean_with_interval(values[keep], clusters=tasks[keep] if several else None,
+                            confidence=confidence)
+    return _finite_pair((iv.low, iv.high))
 
 
 def _median_composites(success: np.ndarray, impl: np.ndarray,
@@ -160,21 +185,29 @@ def tier_table(
         pr = pass_rate(r["success"].tolist())
         lo, hi = wilson_interval(s, n, confidence)
         impl_known = r["impl"][~np.isnan(r["impl"])]
+        impl_iv = _mean_interval(r["impl"], r["task"], confidence)
         impl_mean = float(impl_known.mean()) if impl_known.size else None
         comp_stats = compute_statistics(comps[t].tolist(), ddof=ddof)
         comp_median = comp_stats.median if comp_stats.count else None
+        comp_lo, comp_hi = _finite_pair(bootstrap_ci(
+            comps[t], statistic=np.median, confidence=confidence, n_resamples=n_resamples,
+            seed=seed, method="percentile")) if comp_stats.count >= 2 else (None, None)
         cost_known = r["cost"][~np.isnan(r["cost"])]
+        cost_iv = _mean_interval(r["cost"], r["task"], confidence)
         mean_cost = float(cost_known.mean()) if cost_known.size else None
         cost_stats = compute_statistics(cost_known.tolist(), ddof=ddof)
         cop = cost_of_pass(mean_cost, pr)
         row: dict[str, Any] = {
             "tier": t, "runs": n, "passed": s, "pass_rate": pr,
             "pass_rate_ci_low": lo, "pass_rate_ci_high": hi,
-            "impl_rate": impl_mean, "impl_rate_missing": int(n - impl_known.size),
+            "impl_rate": impl_mean, "impl_rate_ci_low": impl_iv[0],
+            "impl_rate_ci_high": impl_iv[1], "impl_rate_missing": int(n - impl_known.size),
             "composite_median": comp_median,
+            "composite_median_ci_low": comp_lo, "composite_median_ci_high": comp_hi,
             "composite_std": comp_stats.std_dev if comp_stats.count else None,
             "grade": letter_grade(comp_median, scale),
-            "mean_cost_usd": mean_cost, "median_cost_usd": cost_stats.median
+            "mean_cost_usd": mean_cost, "mean_cost_ci_low": cost_iv[0],
+            "mean_cost_ci_high": cost_iv[1], "median_cost_usd": cost_stats.median
             if cost_stats.count else None,
             "cost_unknown_runs": int(n - cost_known.size),
             "cost_of_pass_usd": None if math.isnan(cop) else cop,
