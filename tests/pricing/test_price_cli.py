@@ -89,8 +89,10 @@ def test_summary_lists_models_with_unknown_prices(tmp_path: Path) -> None:
     res = runner.invoke(app, ["--db", db, "summary", "--format", "json"])
     assert res.exit_code == 0, res.output
     env = json.loads(res.stdout)
-    assert env["notes"] == ["no price known for mystery-model-9: their cost is unknown, "
-                            "not $0 (see `evalatlas price`)"]
+    assert env["unknown_price_models"] == ["mystery-model-9"]
+    assert [n for n in env["notes"] if "mystery-model-9" in n] == [
+        "cost unknown (no price for these models; add them with a price file, "
+        "see `evalatlas price --help`): mystery-model-9"]
     rows = {r["agent"]: r for r in env["rows"]}
     assert rows["unknown"]["cost_unknown_episodes"] == 1
     assert rows["known"]["total_cost_usd"] == pytest.approx((10 * 0.25 + 5 * 2.0) / 1e6)

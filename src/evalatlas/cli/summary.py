@@ -50,7 +50,6 @@ def summary_cmd(
         except ValueError as exc:
             fail(str(exc))
         unpriced = unknown_price_models(store)
-        unpriced = unknown_price_models(store)
     pct = f"{round(100 * confidence)}%"
     columns = [(g, g) for g in groups] + [
         ("experiments", "exps"), ("episodes", "episodes"), ("tasks", "tasks"),
@@ -68,9 +67,6 @@ def summary_cmd(
                      "see `evalatlas price --help`): " + ", ".join(unpriced))
     if not rows:
         notes.append("the store has no episodes; run `evalatlas ingest PATH` first")
-    if unpriced:
-        notes.append(f"no price known for {', '.join(unpriced)}: their cost is unknown, not $0 "
-                     "(see `evalatlas price`)")
     emit(render(rows, columns, fmt, schema="evalatlas.summary/1", title="Summary",
                 meta={"group_by": groups, "confidence": confidence,
                       "unknown_price_models": unpriced}, notes=notes), output)
