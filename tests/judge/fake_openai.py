@@ -84,6 +84,7 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else header and body writes stall ~40 ms
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 return

@@ -115,7 +115,7 @@ async def judge_rows(store: Store, rows: list[dict[str, Any]], judge: JudgeClien
         counts["failed" if verdict.error else "judged"] += 1
         counts["cached"] += int(verdict.cached)
         source = row.get("source_file")
-        out_rows.append(episode_row(new, source, batch, row.get("llm_model")))
+        out_rows.append(episode_row(new, source, batch))
         path = _episode_file(row) if row.get("x_framework") == "evalatlas-runner" else None
         if path is not None:
             atomic_write_text(path, record_json(new, indent=2))

@@ -10,9 +10,10 @@ EvalLog directory):
    precision/recall (:mod:`evalatlas.metrics.retrieval`), the scenario profile's
    metrics (:mod:`evalatlas.metrics.profiles`), the lexical judge and, when configured,
    the LLM answer judge;
-4. each finished episode is written atomically to ``episodes/<trajectory_id>/`` and
-   into the store right away, so an interrupted run resumes where it stopped: episodes
-   already on disk (any status) are not redone;
+4. each finished episode is written atomically to ``episodes/<trajectory_id>/`` at once
+   and into the store within a second (small batched transactions, flushed on exit or
+   interruption), so an interrupted run resumes where it stopped: episodes already on
+   disk (any status) are not redone;
 5. code quality (``evalatlas.codequality``) and the LLM code review go into the
    experiment's ``extra``; finally the directory is ingested (idempotent upsert).
 
@@ -117,6 +118,36 @@ def _write_store_rows(store: Store | None, exp: ExperimentRecord | None,
         experiments=[experiment_row(exp, source, batch)] if exp is not None else [],
         episodes=[episode_row(e, source, batch) for e in eps], measurements=[],
         problems=[], sources=[source], started_at=_dt.datetime.now(_dt.UTC))
+
+
+class _StoreBuffer:
+    """Episodes bound for the store, written in small transactions.
+
+    One DuckDB transaction per episode costs tens of milliseconds, more than most no-op
+    episodes; the EvalLog directory is the durable per-episode record (resume reads it),
+    so the store gets a batch every ``max_age_s`` seconds or ``max_rows`` episodes, and
+    whatever is left when the run ends or is interrupted.
+    """
+
+    def __init__(self, store: Store | None, max_rows: int = 100, max_age_s: float = 1.0
+                 ) -> None:
+        self.store, self.max_rows, self.max_age_s = store, max_rows, max_age_s
+        self.rows: list[EpisodeRecord] = []
+        self.last = time.monotonic()
+
+    def add(self, ep: EpisodeRecord, source: str) -> None:
+        if self.store is None:
+            return
+        self.rows.append(ep)
+        self.source = source
+        if len(self.rows) >= self.max_rows or time.monotonic() - self.last >= self.max_age_s:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.store is not None and self.rows:
+            _write_store_rows(self.store, None, self.rows, self.source)
+        self.rows = []
+        self.last = time.monotonic()
 
 
 def _source_texts(answer: Answer, docs: dict[str, str]) -> list[SourceText]:
@@ -303,13 +334,17 @@ async def run_scenario(
                 error_message=err_msg, extra=extra)
             path = run_dir / EPISODES_DIR / ep.trajectory_id / EPISODE_FILE
             atomic_write_text(path, record_json(ep, indent=2))
-            _write_store_rows(store, None, [ep], str(path))
+            buffer.add(ep, str(run_dir))
             summary.done += 1
             summary.statuses[status] += 1
             if on_episode is not None:
                 on_episode(ep)
 
-    await asyncio.gather(*(one(q, r) for q, r in todo))
+    buffer = _StoreBuffer(store)
+    try:
+        await asyncio.gather(*(one(q, r) for q, r in todo))
+    finally:
+        buffer.flush()  # also when interrupted: what finished is in the store
 
     code_extra = await _code_extras(handle, scenario, cfg, judge, summary.notes) \
         if todo or not exp.extra else {}
