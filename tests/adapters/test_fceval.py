@@ -281,3 +281,12 @@ def test_json_log_wins_over_cast(tmp_path: Path) -> None:
 def test_no_logs_stays_missing(tmp_path: Path) -> None:
     s = read_agent_logs(tmp_path)
     assert s.trajectory_length is None and s.prompt_tokens is None
+
+
+def test_plain_terminal_bench_run_is_not_claimed(tmp_path: Path) -> None:
+    run_dir = tmp_path / RUN
+    _trial(run_dir, "hello-world", "", "$ pytest\n1 passed\n")
+    (run_dir / "results.json").write_text("{}")
+    assert not ADAPTER.detect(run_dir)
+    _trial(run_dir, "fc-task", "", _pane(TESTS_OK, {"error": "x"}, SNAP_OK))
+    assert ADAPTER.detect(run_dir)

@@ -296,14 +296,31 @@ def _trial_dirs(root: Path) -> list[Path]:
     return sorted(set(found))
 
 
+def _has_markers(pane: Path, tail: int = 1 << 20) -> bool:
+    try:
+        with pane.open("rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - tail))
+            return b"FORMULACODE_" in fh.read()
+    except OSError:
+        return False
+
+
 def detect(path: Path) -> bool:
-    """A trial directory (``panes/post-test.txt``) or a run directory holding them."""
+    """A trial directory, or a run directory holding trials, whose ``panes/post-test.txt``
+    has FORMULACODE marker blocks (plain terminal-bench runs are left to that adapter).
+    Looks at up to 5 panes, so a run whose first trials timed out is still found."""
     if (path / POST_TEST).is_file():
-        return True
+        return _has_markers(path / POST_TEST)
     if not ((path / "run_metadata.json").is_file() or (path / "fc.lock").is_file()
             or (path / "results.json").is_file()):
         return False
-    return any(True for _ in path.glob("*/*/panes/post-test.txt"))
+    for i, pane in enumerate(path.glob("*/*/panes/post-test.txt")):
+        if _has_markers(pane):
+            return True
+        if i >= 4:
+            break
+    return False
 
 
 def read_run_dir(root: Path) -> Iterator[Item]:
@@ -348,7 +365,7 @@ ADAPTER = Adapter(
     kind="dir",
     detect=detect,
     read=read_run_dir,
-    priority=30,
+    priority=25,
     description="FC-Eval / terminal-bench run or trial directory (panes/post-test.txt with "
     "FORMULACODE_* blocks)",
 )
