@@ -37,11 +37,19 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
             {**TESTS_OK, "failed": 1} if a == 2 else TESTS_OK,
             {"last_agent": "terminus-2:gpt-4.1", "per_benchmark_speedups_by_agent": by},
             SNAP_OK), attempt=a)
+    # tokens from the agent's JSON log, no reported cost: pricing fills it at ingest
+    d = _trial(run_dir, "tok-task", "", _pane(
+        TESTS_OK, {"last_agent": "codex:gpt-5", "per_benchmark_speedups": {
+            "m.f": {"agent/nop": 2.0, "oracle/nop": 1.0}}}, SNAP_OK))
+    (d / "agent-logs").mkdir()
+    (d / "agent-logs" / "log.json").write_text(json.dumps([
+        {"step": 1}, {"llm_metrics": {"accumulated_token_usage": {
+            "prompt_tokens": 1000, "completion_tokens": 200}}}]))
     (run_dir / "run_metadata.json").write_text("{}")
     path = root / "s.duckdb"
     with Store(path) as store:
         rep = ingest_paths(store, [CSV, run_dir])
-    assert rep.episodes == 9 + 4 + 2
+    assert rep.episodes == 9 + 4 + 2 + 1
     return path
 
 
@@ -55,7 +63,7 @@ def test_by_agent(db: Path) -> None:
     env = _json(db)
     assert env["schema"] == "evalatlas.speedups/1" and env["level"] == 4
     rows = {r["agent"]: r for r in env["rows"]}
-    assert set(rows) == {"nop", "oracle:oracle", "terminus-2:claude", "terminus-2:gpt-5",
+    assert set(rows) == {"nop", "oracle:oracle", "codex:gpt-5", "terminus-2:claude", "terminus-2:gpt-5",
                          "terminus-2:oracle", "terminus-2:claude-sonnet-4",
                          "terminus-2:gpt-4.1"}
     cl = rows["terminus-2:claude-sonnet-4"]  # fell back: 1 - gmean(2, 1.5)
@@ -77,7 +85,13 @@ def test_by_agent(db: Path) -> None:
     web = rows["terminus-2:gpt-5"]
     assert web["mean_success_rate"] is None and web["pass_at_k"] == {}
     assert web["num_valid_benchmarks"] == 213 and web["n_tasks"] == 3
-    assert env["cost_by_agent_model"] == {"terminus-2:claude-sonnet-4": 0.25}
+    # gpt-5 at the reference's override prices: 1000 x 1.25e-6 + 200 x 1e-5
+    cx = rows["codex:gpt-5"]
+    assert cx["mean_cost_per_task"] == pytest.approx(0.00325)
+    assert cx["cost_weighted_advantage"] == pytest.approx(1.0 / 0.00325)
+    assert cx["mean_trajectory_length"] == 2.0
+    assert env["cost_by_agent_model"] == pytest.approx(
+        {"codex:gpt-5": 0.00325, "terminus-2:claude-sonnet-4": 0.25})
 
 
 def test_store_levels_equal_ingest_scores(db: Path) -> None:
