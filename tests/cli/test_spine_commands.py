@@ -7,9 +7,11 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from evalatlas.cli.main import app
+from evalatlas.pricing import configure
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 runner = CliRunner()
@@ -110,3 +112,39 @@ def test_exported_secrets_are_redacted(tmp_path: Path) -> None:
     raw = (tmp_path / "pq" / "experiments.parquet").read_bytes()
     assert b"sk-example" not in raw
     assert b"REDACTED" in raw
+
+
+def _private_model_episode(tmp_path: Path) -> Path:
+    p = tmp_path / "private.jsonl"
+    p.write_text(json.dumps({"experiment_id": "e", "task_id": "t", "trajectory_id": "a",
+                             "reward": 1.0, "usage": {"prompt_tokens": 2_000_000,
+                                                      "completion_tokens": 1_000_000,
+                                                      "model": "acme-private-7"}}) + "\n")
+    return p
+
+
+def test_unknown_model_cost_is_unknown_then_zero_or_priced_on_request(tmp_path: Path) -> None:
+    src = _private_model_episode(tmp_path)
+    runner.invoke(app, ["--db", str(tmp_path / "a.duckdb"), "ingest", str(src)])
+    doc = json.loads(runner.invoke(app, ["--db", str(tmp_path / "a.duckdb"), "summary",
+                                         "-f", "json"]).output)
+    assert doc["unknown_price_models"] == ["acme-private-7"]
+    assert doc["rows"][0]["total_cost_usd"] is None
+    assert doc["rows"][0]["cost_unknown_episodes"] == 1
+
+    runner.invoke(app, ["--db", str(tmp_path / "b.duckdb"), "ingest", str(src),
+                        "--unknown-model-cost", "zero"])
+    doc = json.loads(runner.invoke(app, ["--db", str(tmp_path / "b.duckdb"), "summary",
+                                         "-f", "json"]).output)
+    assert doc["rows"][0]["total_cost_usd"] == 0.0
+
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."acme-private-7"]\ninput = 1.5\noutput = 4.0\n')
+    r = runner.invoke(app, ["--db", str(tmp_path / "c.duckdb"), "ingest", str(src),
+                            "--prices", str(prices)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(runner.invoke(app, ["--db", str(tmp_path / "c.duckdb"), "summary",
+                                         "-f", "json"]).output)
+    assert doc["rows"][0]["total_cost_usd"] == pytest.approx(2 * 1.5 + 1 * 4.0)
+    assert doc["rows"][0]["cost_computed_episodes"] == 1
+    configure()  # back to the default price book for other tests

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from evalatlas.cli.render import OutputFormat
 from evalatlas.errors import EvalAtlasError
@@ -39,7 +40,8 @@ def open_store(ctx: typer.Context, *, read_only: bool = False) -> Store:
 
 
 def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    """Print ``error: message`` to stderr (message escaped: it may quote input) and exit."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
     raise typer.Exit(code)
 
 

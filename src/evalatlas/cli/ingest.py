@@ -10,7 +10,9 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from evalatlas.cli.common import console, err_console, open_store
+from evalatlas.cli.common import console, err_console, fail, open_store
+from evalatlas.errors import EvalAtlasError
+from evalatlas.pricing import configure
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, ingest_paths
 
 
@@ -22,8 +24,21 @@ def ingest(
         "--input-format", help="Force one adapter (see `evalatlas formats`).")] = None,
     batch_size: Annotated[int, typer.Option(help="Records per transaction.")] = DEFAULT_BATCH_SIZE,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    prices: Annotated[Path | None, typer.Option(
+        "--prices", help="Price file (TOML or YAML) used first when costs are computed "
+        "from tokens; see `evalatlas price --help`.")] = None,
+    unknown_model_cost: Annotated[str, typer.Option(
+        "--unknown-model-cost", help="'none' (default): tokens of a model without a price "
+        "have an unknown cost; 'zero': $0, as the seeds do.")] = "none",
 ) -> None:
     """Ingest evaluation outputs into the store (idempotent, transactional, streaming)."""
+    if unknown_model_cost not in ("none", "zero"):
+        fail("--unknown-model-cost must be 'none' or 'zero'")
+    if prices is not None:
+        try:
+            configure(prices)
+        except (EvalAtlasError, OSError, ValueError) as exc:
+            fail(str(exc))
     with open_store(ctx) as store:
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       TextColumn("{task.completed:,} records"), TimeElapsedColumn(),
@@ -36,7 +51,8 @@ def ingest(
                 progress.update(task, completed=n, description=escape(name[-40:]))
 
             report = ingest_paths(store, paths, fmt=input_format, batch_size=batch_size,
-                                  on_progress=on_progress)
+                                  on_progress=on_progress,
+                                  unknown_model_cost=unknown_model_cost)
         db = store.path
     if json_out:
         typer.echo(json.dumps(report.as_dict(), indent=2))

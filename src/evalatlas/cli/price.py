@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from evalatlas.cli.common import FormatOption, emit, fail
 from evalatlas.cli.render import OutputFormat, render
@@ -62,7 +61,7 @@ def price_cmd(
     try:
         book = PriceBook(prices, preset, library=not no_library)
     except (InputError, ValueError) as exc:
-        fail(escape(str(exc)))  # the message holds file and model names: no rich markup
+        fail(str(exc))
     price = book.price_for(model)
     notes: list[str] = []
     row: dict[str, Any] = {

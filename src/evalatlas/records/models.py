@@ -62,7 +62,9 @@ class Record(BaseModel):
 class UsageSummary(Record):
     """Aggregated LLM token usage and cost of one episode (seed 002)."""
 
-    prompt_tokens: int | None = Field(None, ge=0, description="Input tokens.")
+    prompt_tokens: int | None = Field(
+        None, ge=0, description="Input tokens, including cached_tokens and "
+        "cache_creation_tokens (OpenAI/LiteLLM convention, as cube-harness).")
     completion_tokens: int | None = Field(None, ge=0, description="Output tokens.")
     total_tokens: int | None = Field(
         None, ge=0, description="prompt + completion when not reported (as cube-harness)."

@@ -19,7 +19,8 @@ def complete_batch(store: Store, batch_id: int, experiment_ids: list[str]) -> No
     """Fill ``llm_model`` and computed costs for episodes touched by this batch.
 
     Touched = written in this batch, or belonging to an experiment written in it.
-    Call inside the batch's transaction.
+    Call inside the batch's transaction. ``store.unknown_model_cost`` ("none" or "zero")
+    decides what an unpriced model costs: unknown (default) or $0 (the seeds' behaviour).
     """
     scope = "(e.ingest_batch = ? OR e.experiment_id IN (SELECT unnest(?::VARCHAR[])))"
     params: list[object] = [batch_id, experiment_ids]
@@ -34,10 +35,12 @@ def complete_batch(store: Store, batch_id: int, experiment_ids: list[str]) -> No
           AND (e.prompt_tokens IS NOT NULL OR e.completion_tokens IS NOT NULL)
           AND {scope}""", params).fetchall()]
     for model in models:
-        _price_model(store, model, scope, params)
+        _price_model(store, model, scope, params, getattr(store, "unknown_model_cost", "none"))
 
 
-def _price_model(store: Store, model: str, scope: str, params: list[object]) -> None:
+def _price_model(
+    store: Store, model: str, scope: str, params: list[object], unknown_model_cost: str = "none"
+) -> None:
     """The vectorised form of :func:`evalatlas.pricing.fill_missing_cost` for one model.
 
     Same token convention (uncached input = prompt - cached - creation, unless the cache
@@ -47,6 +50,12 @@ def _price_model(store: Store, model: str, scope: str, params: list[object]) -> 
     """
     price = price_for(model)
     if price is None:
+        if unknown_model_cost == "zero":  # the seeds' "$0 for unknown models", on request
+            store.con.execute(f"""
+                UPDATE episodes e SET cost_source = 'computed', cost_usd = 0.0
+                WHERE e.llm_model = ? AND e.cost_usd IS NULL
+                  AND (e.prompt_tokens IS NOT NULL OR e.completion_tokens IS NOT NULL)
+                  AND {scope}""", [model, *params])
         return
     p_in = cost_from_price(price, 1_000_000, 0) / 1_000_000
     p_out = cost_from_price(price, 0, 1_000_000) / 1_000_000

@@ -89,6 +89,7 @@ class Store:
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
             )
         self._schemas: dict[str, pa.Schema] = {}
+        self.unknown_model_cost = "none"  # see store.costs.complete_batch
 
     def __enter__(self) -> Store:
         return self

@@ -108,6 +108,7 @@ def ingest_paths(
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_progress: Callable[[str, int], None] | None = None,
     fast: bool | None = None,
+    unknown_model_cost: str = "none",
 ) -> IngestReport:
     """Ingest every recognised input under ``paths`` into ``store``.
 
@@ -115,8 +116,13 @@ def ingest_paths(
     items, for progress bars. ``fast``: use the DuckDB-native path for JSONL files
     (:mod:`evalatlas.store.fast_jsonl`) always (True), never (False) or for files of at
     least 8 MiB (None); a file it cannot prove clean goes through the exact path anyway.
+    ``unknown_model_cost="zero"`` prices tokens of models without a known price at $0
+    (the seeds' behaviour) instead of leaving the cost unknown.
     Returns counts and example problems.
     """
+    if unknown_model_cost not in ("none", "zero"):
+        raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got {unknown_model_cost!r}")
+    store.unknown_model_cost = unknown_model_cost
     report = IngestReport()
     batch = _Batch(store)
     n_items = 0
