@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalatlas.adapters.registry import plan
-from evalatlas.adapters.swebench import ADAPTER, read_swebench_dir
+from evalatlas.adapters.swebench import ADAPTER, ADAPTERS, read_docent_csv, read_swebench_dir
 from evalatlas.errors import Problem
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 
@@ -39,9 +39,10 @@ def _folders(root: Path) -> list[Path]:
 
 
 def test_registry_claims_every_system_folder() -> None:
-    for root, n in ((VERIFIED, 20), (JAVA, 5), (PRO, 9)):
+    for root, n in ((VERIFIED, 20), (JAVA, 5), (PRO, 10)):
         found = [x for x in plan([root]) if not isinstance(x, Problem)]
-        assert len(found) == n and {a.name for _, a in found} == {"swebench"}
+        assert len(found) == n
+        assert {a.name for _, a in found} <= {"swebench", "swebench-pro-docent"}
 
 
 def test_verified_success_rates_match_the_board() -> None:
@@ -165,3 +166,51 @@ def test_report_with_missing_instances(tmp_path: Path) -> None:
     assert [(e.task_id, e.reward) for e in eps] == [("x-1", 1.0), ("x-2", 0.0)]
     assert {p.record for p in problems} == {None, "x-3"}
     assert any("total_instances is 3" in p.reason for p in problems)
+
+
+# PROVENANCE.md: run labels and row counts of agent_runs_data.csv
+DOCENT_ROWS = {
+    "GPT-5 High - paper": 730, "Claude 4.5 Sonnet - 10132025": 730, "Kimi - paper": 729,
+    "GPT-5 - 10132025": 729, "GLM-4.5 -- 10222025": 729, "Claude 4.5 Haiku -- 10222025": 729,
+    "Gemini 2.5 Pro Preview -- debug-oct22": 728, "GPT OSS - paper": 728,
+    "Gemini 2.5 Pro Preview - paper": 719, "GPT-5 Codex -- debug-oct22": 708,
+    "Claude Opus 4.1 - paper": 663, "Claude Sonnet 4 - paper": 626, "GPT-4o - paper": 619,
+    "Claude 4 Sonnet - 10132025": 562,
+}
+
+
+def test_pro_docent_csv() -> None:
+    csv_path = PRO / "agent_runs_data.csv"
+    assert ADAPTERS[0].detect(csv_path) and not ADAPTERS[0].detect(PRO / "PROVENANCE.md")
+    counts: dict[str, int] = {}
+    by_run: dict[str, dict[str, bool]] = {}
+    name = ""
+    for item in read_docent_csv(csv_path):
+        assert not isinstance(item, Problem)
+        if isinstance(item, ExperimentRecord):
+            name = item.experiment_name
+            by_run[name] = {}
+        else:
+            counts[name] = counts.get(name, 0) + 1
+            by_run[name][item.task_id] = item.success
+            assert item.n_agent_steps is not None
+    assert counts == DOCENT_ROWS
+    # PROVENANCE cross-checks: equal to the primary file where the labels correspond ...
+    primary = json.loads((PRO / "gpt-5-250-turns-10132025" / "eval_results.json").read_text())
+    assert by_run["GPT-5 - 10132025"] == primary
+    # ... and the mislabelled run is another run's data
+    sonnet = json.loads((PRO / "claude-sonnet-4-paper" / "eval_results.json").read_text())
+    assert by_run["Claude Opus 4.1 - paper"] == sonnet
+
+
+def test_docent_csv_bad_rows(tmp_path: Path) -> None:
+    f = tmp_path / "runs.csv"
+    f.write_text("agent_run_id,metadata.instance_id,metadata.model_name,metadata.resolved,"
+                 "metadata.turns,tag,created_at\n"
+                 "r1,i-1,M,true,3,,x\nr2,i-2,M,maybe,3,,x\nr3,i-3,,false,1,,x\n")
+    items = list(read_docent_csv(f))
+    eps = [i for i in items if isinstance(i, EpisodeRecord)]
+    problems = [i for i in items if isinstance(i, Problem)]
+    assert [(e.task_id, e.reward, e.n_agent_steps) for e in eps] == [("i-1", 1.0, 3)]
+    assert sorted((p.line, p.field) for p in problems) == [
+        (3, "metadata.resolved"), (4, "metadata.model_name")]

@@ -160,3 +160,15 @@ def test_id_prefix_selector(db: Path) -> None:
     env = _compare(db, gem["agent_id"][:10], f"label:system={SONNET}")
     assert env["rows"][0]["a"] == "Gemini 3 Pro Preview (2025-11-18)"
     assert env["rows"][0]["diff"] == pytest.approx(0.036)
+
+
+def test_compare_finds_a_mislabelled_duplicate_run(tmp_path: Path) -> None:
+    """SWE-Bench Pro: Docent's 'Claude Opus 4.1 - paper' is claude-sonnet-4-paper's data."""
+    path = tmp_path / "pro.duckdb"
+    _ok(["--db", str(path), "ingest", str(FIXTURES / "swebench-pro")])
+    (row,) = _compare(path, "Claude Opus 4.1 - paper", "claude-sonnet-4-paper")["rows"]
+    assert (row["shared_tasks"], row["tasks_only_a"], row["tasks_only_b"]) == (663, 0, 0)
+    assert (row["discordant_a_only"], row["discordant_b_only"], row["p"]) == (0, 0, 1.0)
+    (row,) = _compare(path, "Claude Opus 4.1 - paper", "claude-opus-4-1-paper")["rows"]
+    assert row["discordant_a_only"] + row["discordant_b_only"] > 0
+    assert row["tasks_only_b"] > 0  # the real Opus run covers 891 instances

@@ -21,10 +21,17 @@ Three folder formats, each one system (one experiment) with one episode per inst
   reported as problems, not invented.
 - **SWE-Bench Pro** ``<run>/eval_results.json`` = ``{instance_id: bool}``; instances
   absent from a run were not evaluated and get no episode (their outcome is unknown).
+- **SWE-Bench Pro Docent export** (``agent_runs_data.csv``: ``agent_run_id``,
+  ``metadata.instance_id``, ``metadata.model_name``, ``metadata.resolved``,
+  ``metadata.turns``, ...), a file adapter: one experiment per run label
+  (``metadata.model_name``), one episode per row, ``trajectory_id`` = ``agent_run_id``,
+  turns -> ``n_agent_steps``. Run labels are taken as written: the fixture's PROVENANCE
+  shows one (``Claude Opus 4.1 - paper``) holding another run's data.
 """
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -229,6 +236,57 @@ def read_swebench_dir(folder: Path) -> Iterator[Item]:
         yield from read_report(folder)
 
 
+DOCENT_HEADER = b"agent_run_id,metadata.instance_id,metadata.model_name,metadata.resolved"
+
+
+def is_docent_csv(path: Path) -> bool:
+    return path.suffix == ".csv" and head_bytes(path, 200).startswith(DOCENT_HEADER)
+
+
+def read_docent_csv(path: Path) -> Iterator[Item]:
+    """SWE-Bench Pro runs exported from Docent: one experiment per ``metadata.model_name``."""
+    by_run: dict[str, list[tuple[int, dict[str, str]]]] = {}
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            for line, row in enumerate(csv.DictReader(fh), start=2):
+                by_run.setdefault(row.get("metadata.model_name") or "", []).append((line, row))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        yield Problem(str(path), f"unreadable CSV: {exc}")
+        return
+    for run, rows in sorted(by_run.items()):
+        if not run:
+            for line, _ in rows:
+                yield Problem(str(path), "row without a run label", field="metadata.model_name",
+                              line=line)
+            continue
+        exp = ExperimentRecord(
+            experiment_id=experiment_id_for(f"swe-bench-pro-docent/{run}", _ID_NAMESPACE),
+            experiment_name=run, framework_name="swe-bench",
+            agent=AgentInfo(name=run, config={"system": run, "source": "docent"}),
+            benchmark_name="swe-bench-pro",
+            benchmark_subset=BenchmarkSubset(name="swe-bench-pro", n_tasks=len(rows)),
+            labels={"system": run, "source": "docent"})
+        yield exp
+        for line, row in rows:
+            iid, resolved = row.get("metadata.instance_id"), row.get("metadata.resolved")
+            turns = row.get("metadata.turns") or ""
+            if not iid or resolved not in ("true", "false"):
+                yield Problem(str(path), "needs metadata.instance_id and metadata.resolved "
+                              "true/false", field="metadata.resolved", line=line, record=iid)
+                continue
+            try:
+                yield parse_record(EpisodeRecord, {
+                    "experiment_id": exp.experiment_id, "task_id": iid, "attempt": 0,
+                    "trajectory_id": row.get("agent_run_id") or iid,
+                    "reward": 1.0 if resolved == "true" else 0.0,
+                    "n_agent_steps": int(turns) if turns.isdigit() else None,
+                    "extra": {"created_at": row.get("created_at")},
+                }, file=str(path), record=iid)
+            except InputError as exc:
+                yield Problem(exc.problem.file, exc.problem.reason, field=exc.problem.field,
+                              line=line, record=iid)
+
+
 ADAPTER = Adapter(
     name="swebench",
     kind="dir",
@@ -237,4 +295,15 @@ ADAPTER = Adapter(
     priority=30,
     description="SWE-bench system folder: per_instance_details.json (leaderboard), "
     "results/results.json (harness report) or eval_results.json (SWE-Bench Pro)",
+)
+
+ADAPTERS = (
+    Adapter(
+        name="swebench-pro-docent",
+        kind="file",
+        detect=is_docent_csv,
+        read=read_docent_csv,
+        priority=30,
+        description="SWE-Bench Pro runs exported from Docent (agent_runs_data.csv)",
+    ),
 )
