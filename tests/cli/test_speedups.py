@@ -63,7 +63,8 @@ def test_by_agent(db: Path) -> None:
     env = _json(db)
     assert env["schema"] == "evalatlas.speedups/1" and env["level"] == 4
     rows = {r["agent"]: r for r in env["rows"]}
-    assert set(rows) == {"nop", "oracle:oracle", "codex:gpt-5", "terminus-2:claude", "terminus-2:gpt-5",
+    assert set(rows) == {"nop", "oracle:oracle", "codex:gpt-5", "terminus-2:claude",
+                         "terminus-2:gpt-5",
                          "terminus-2:oracle", "terminus-2:claude-sonnet-4",
                          "terminus-2:gpt-4.1"}
     cl = rows["terminus-2:claude-sonnet-4"]  # fell back: 1 - gmean(2, 1.5)
