@@ -64,6 +64,7 @@ class FakeOpenAI:
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
         self.requests: list[dict[str, Any]] = []
+        self.auth_headers: list[str | None] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -108,6 +109,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                fake.auth_headers.append(self.headers.get("Authorization"))
                 action = fake.next_action(body)
                 if fake.delay_s:
                     time.sleep(fake.delay_s)

@@ -125,6 +125,28 @@ def test_offline_run_then_judge_command(tmp_path: Path) -> None:
     assert json.loads(again.stdout[again.stdout.index("{"):])["rows"][0]["judged"] == 0
 
 
+def test_api_key_is_used_but_never_stored(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-testkey0123456789abcdefXYZ"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    runner = CliRunner()
+    db = tmp_path / "k.duckdb"
+    with FakeOpenAI(["401"], responder=responder) as srv:
+        res = _run(runner, db, "run", "offline_qa", "--framework", "bm25", "--judge-model", "jm",
+                   "--judge-base-url", srv.base_url, "--output-dir", str(tmp_path / "runs"),
+                   "--judge-cache-dir", str(tmp_path / "cache"), "-f", "json")
+        auth = set(srv.auth_headers)
+    assert auth == {f"Bearer {key}"}  # the SDK read the key from the environment
+    assert key not in res.output
+    for f in tmp_path.rglob("*"):
+        if f.is_file() and f.suffix in {".json", ".duckdb", ".wal"}:
+            assert key.encode() not in f.read_bytes(), f
+    with Store(db, read_only=True) as store:
+        errs = store.query("SELECT extra->>'$.score_errors.correctness' AS e FROM episodes")
+    failed = [r["e"] for r in errs if r["e"]]
+    assert len(failed) == 1 and "HTTP 401" in failed[0] and key not in failed[0]
+
+
 def test_run_errors_are_clear(tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(app, ["--db", str(tmp_path / "x.duckdb"), "run", "no_such_scenario",
