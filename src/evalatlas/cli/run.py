@@ -64,9 +64,14 @@ def run_cmd(
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
     judge_cache_dir: JudgeCacheOption = DEFAULT_CACHE_DIR,
-    no_judge_cache: Annotated[bool, typer.Option("--no-judge-cache")] = False,
-    skip_code_quality: Annotated[bool, typer.Option("--skip-code-quality")] = False,
-    skip_code_review: Annotated[bool, typer.Option("--skip-code-review")] = False,
+    no_judge_cache: Annotated[bool, typer.Option(
+        "--no-judge-cache", help="Always ask the judge; do not read or write the cache.")
+    ] = False,
+    skip_code_quality: Annotated[bool, typer.Option(
+        "--skip-code-quality", help="No static analysis and no LLM review of the code.")
+    ] = False,
+    skip_code_review: Annotated[bool, typer.Option(
+        "--skip-code-review", help="Static analysis only, no LLM code review.")] = False,
     output_dir: Annotated[Path, typer.Option(
         "--output-dir", help="Where run directories (EvalLog) are written.")] = Path("runs"),
     no_store: Annotated[bool, typer.Option(
