@@ -158,3 +158,23 @@ def test_run_errors_are_clear(tmp_path: Path) -> None:
     res = runner.invoke(app, ["--db", str(tmp_path / "x.duckdb"), "run", "offline_qa",
                               "--framework", "bm25", "--mode", "turbo"])
     assert res.exit_code == 2 and "unknown mode" in res.output
+
+
+def test_judge_rubric_command(tmp_path: Path) -> None:
+    rubric = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "scylla" \
+        / "test-001" / "expected" / "rubric.yaml"
+    out_file = tmp_path / "out.txt"
+    out_file.write_text("print('Hello, World!')\n")
+    runner = CliRunner()
+    with FakeOpenAI() as good:
+        res = runner.invoke(app, ["--db", str(tmp_path / "r.duckdb"), "judge-rubric",
+                                  str(rubric), "--output-file", str(out_file), "--task",
+                                  "Create hello.py", "--judge-model", "a", "--judge-model",
+                                  "b", "--judge-base-url", good.base_url, "--judge-cache-dir",
+                                  str(tmp_path / "c"), "-f", "json"])
+        assert len(good.requests) == 2
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    rows = {r["judge"]: r for r in doc["rows"]}
+    assert rows["a"]["score"] == 1.0 and rows["consensus"]["score"] == 1.0
+    assert rows["consensus"]["passed"] is True and doc["pass_threshold"] == 0.6

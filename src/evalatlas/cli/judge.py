@@ -30,6 +30,7 @@ from evalatlas.errors import EvalAtlasError
 from evalatlas.judge.answer import CRITERIA, SourceText, judge_answer
 from evalatlas.judge.cache import DEFAULT_CACHE_DIR
 from evalatlas.judge.client import JudgeClient
+from evalatlas.judge.rubric import judge_rubric, load_rubric
 from evalatlas.records.evallog import EPISODE_FILE, EPISODES_DIR, record_json
 from evalatlas.records.jsonio import atomic_write_text
 from evalatlas.records.models import EpisodeRecord
@@ -169,5 +170,57 @@ def judge_cmd(
                 fmt, schema="evalatlas.judge/1", title="Judge", notes=notes), output)
 
 
+def judge_rubric_cmd(
+    rubric: Annotated[Path, typer.Argument(help="Rubric YAML (categories, weights, items).")],
+    output_file: Annotated[Path, typer.Option(
+        "--output-file", help="The agent output to grade (text file).")],
+    judge_model: Annotated[list[str], typer.Option(
+        "--judge-model", help="Judge model; repeat for several judges.")],
+    task: Annotated[str | None, typer.Option(help="The task text given to the agent.")] = None,
+    task_file: Annotated[Path | None, typer.Option(help="Read the task from a file.")] = None,
+    judge_base_url: JudgeBaseUrlOption = None,
+    judge_cache_dir: JudgeCacheOption = DEFAULT_CACHE_DIR,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Grade one agent output against a rubric with one or more LLM judges.
+
+    Per judge: weighted score, pass, error; then the consensus (mean score, majority pass)
+    and Krippendorff's alpha over the category scores.
+    """
+    try:
+        rb = load_rubric(rubric)
+        task_text = task_file.read_text(encoding="utf-8") if task_file else (task or "")
+        agent_output = output_file.read_text(encoding="utf-8", errors="replace")
+        clients = [make_judge(m, judge_base_url, judge_cache_dir) for m in judge_model]
+    except (EvalAtlasError, OSError) as exc:
+        fail(str(exc))
+        return
+
+    async def go() -> Any:
+        try:
+            return await judge_rubric([c for c in clients if c is not None], rb, task_text,
+                                      agent_output)
+        finally:
+            for c in clients:
+                if c is not None:
+                    await c.aclose()
+
+    consensus, verdicts = asyncio.run(go())
+    rows: list[dict[str, Any]] = [
+        {"judge": v.model, "score": v.score.score if v.score else None,
+         "passed": v.score.passed if v.score else None, "alpha": None,
+         "error": v.error} for v in verdicts]
+    rows.append({"judge": "consensus", "score": consensus.score, "passed": consensus.passed,
+                 "alpha": consensus.alpha,
+                 "error": f"{consensus.n_valid}/{consensus.n_judges} judges valid"})
+    emit(render(rows, [("judge", "judge"), ("score", "weighted score"), ("passed", "passed"),
+                       ("alpha", "Krippendorff alpha"), ("error", "note")],
+                fmt, schema="evalatlas.judge-rubric/1", title="Rubric judgement",
+                meta={"rubric": str(rubric), "pass_threshold": rb.pass_threshold,
+                      "categories": consensus.categories}), output)
+
+
 def register(app: typer.Typer) -> None:
     app.command("judge")(judge_cmd)
+    app.command("judge-rubric")(judge_rubric_cmd)
