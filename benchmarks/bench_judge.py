@@ -56,13 +56,16 @@ def bench_judge(calls: int, delay: float, concurrency: int) -> dict[str, float]:
         base_url = queue.get(timeout=30)
         client = JudgeClient(JudgeConfig(model="bench", base_url=base_url, cache_dir=None,
                                          concurrency=concurrency, timeout_s=30))
+        cpu_ms = [0.0]
 
         async def go() -> tuple[float, int]:
             try:
+                cpu0 = time.process_time()
                 t0 = time.perf_counter()
                 results = await asyncio.gather(*(
                     judge_answer(client, f"question {i}?", "expected", f"answer {i}",
                                  [SourceText("doc.md", "text")]) for i in range(calls)))
+                cpu_ms[0] = (time.process_time() - cpu0) / calls * 1000
                 return time.perf_counter() - t0, sum(1 for r in results if r.ok)
             finally:
                 await client.aclose()
@@ -72,7 +75,8 @@ def bench_judge(calls: int, delay: float, concurrency: int) -> dict[str, float]:
         stop.set()
         proc.join(timeout=10)
     ideal = calls * delay / concurrency
-    return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": elapsed / ideal, "ok": ok}
+    return {"elapsed_s": elapsed, "ideal_s": ideal, "ratio": elapsed / ideal, "ok": ok,
+            "client_cpu_ms_per_call": cpu_ms[0]}
 
 
 def _scenario(n: int, root: Path) -> Scenario:
@@ -110,7 +114,8 @@ def main() -> None:
     j = bench_judge(a.calls, a.delay, a.concurrency)
     print(f"judge: {a.calls} calls, delay {a.delay}s, concurrency {a.concurrency}: "
           f"{j['elapsed_s']:.2f} s (ideal {j['ideal_s']:.2f} s, ratio {j['ratio']:.3f}), "
-          f"{j['ok']} ok")
+          f"{j['ok']} ok; client CPU {j['client_cpu_ms_per_call']:.2f} ms/call; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for store in (False, True):
         per = statistics.median(bench_runner(a.episodes, store) for _ in range(3))
         print(f"runner overhead ({'EvalLog dir + store' if store else 'EvalLog dir only'}): "
