@@ -111,7 +111,8 @@ def test_speedups_from_samples(tmp_path: Path, as_dirs: bool) -> None:
     assert agent["bench.mem_peak"].speedup_agent == pytest.approx(2.0)
     assert agent["bench.mem_peak"].unit == "bytes"
     ep = next(e for e in eps if "gpt" in e.trajectory_id)
-    assert ep.extra["correctness_known"] is False and ep.reward == 0.0
+    assert ep.extra["correctness_known"] is False and ep.reward is None
+    assert ep.success is None
     assert ep.scores["num_valid_benchmarks"] == 4.0
     assert ep.scores["task_speedup"] == pytest.approx((2.5 * 2.5 * 2.0 * 2.0) ** 0.25)
     # oracle vs oracle: advantage 0 everywhere

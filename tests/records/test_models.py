@@ -121,3 +121,12 @@ def test_nan_scores_become_missing() -> None:
 def test_alias_conflict_is_an_error() -> None:
     with pytest.raises(ValidationError, match="alias"):
         EpisodeRecord.model_validate(_episode(score=0.0))
+
+
+def test_unknown_outcome_is_null_not_failure() -> None:
+    ep = EpisodeRecord.model_validate(_episode(reward=None))
+    assert ep.reward is None and ep.success is None
+    with pytest.raises(ValidationError, match="unknown outcome"):
+        EpisodeRecord.model_validate(_episode(reward=None, success=False))
+    with pytest.raises(ValidationError, match="required"):
+        EpisodeRecord.model_validate({"experiment_id": "e", "task_id": "t", "trajectory_id": "x"})

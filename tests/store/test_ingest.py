@@ -134,3 +134,17 @@ def test_cube_fixture_ingest(tmp_path: Path) -> None:
         assert (rep.experiments, rep.episodes, rep.rejected) == (2, 3, 0)
         st = store.query("SELECT status, count(*) AS n FROM episodes GROUP BY 1 ORDER BY 1")
     assert st == [{"status": "completed", "n": 2}, {"status": "max_steps", "n": 1}]
+
+
+def test_unknown_outcomes_are_counted_apart(tmp_path: Path) -> None:
+    src = tmp_path / "mixed.jsonl"
+    rows = [{"experiment_id": "e1", "task_id": f"t{i}", "trajectory_id": f"t{i}",
+             "reward": r} for i, r in enumerate([1.0, 0.0, None, None])]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [src])
+        (row,) = summary(store)
+    assert row["episodes"] == 4 and row["outcome_unknown_episodes"] == 2
+    assert row["success_rate"] == 0.5
+    assert (row["success_rate_ci_low"], row["success_rate_ci_high"]) == pytest.approx(
+        wilson_interval(1, 2))

@@ -22,8 +22,8 @@ map onto the record contract the same way:
   ``extra["measured_speedup_agent"]``.
 
 When the input carries no correctness information (ASV results alone, the website
-table) ``extra["correctness_known"]`` is False and ``reward`` is 0.0 because the record
-contract needs a number; ``evalatlas speedups`` shows success as missing for these.
+table) ``extra["correctness_known"]`` is False and ``reward`` / ``success`` are null: the
+outcome is unknown, not a failure (``summary`` counts such episodes apart).
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def trial_records(
         task_cost_usd=trial.cost_usd, trajectory_length=trial.trajectory_length,
     )
     per = tm.per_benchmark_speedups
-    success = tm.success if known else False
+    success = tm.success if known else None
     usage: dict[str, Any] = {"model": split_agent_key(trial.agent_key)[1]}
     if trial.prompt_tokens is not None:
         usage["prompt_tokens"] = trial.prompt_tokens
@@ -188,7 +188,7 @@ def trial_records(
         "task_id": trial.task_id,
         "trajectory_id": trial.trajectory_id,
         "attempt": trial.attempt,
-        "reward": 1.0 if success else 0.0,
+        "reward": None if success is None else (1.0 if success else 0.0),
         "success": success,
         "n_steps": trial.trajectory_length,
         "wall_time_s": trial.wall_time_s,

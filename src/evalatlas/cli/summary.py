@@ -9,13 +9,52 @@ import typer
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
 from evalatlas.cli.render import OutputFormat, fmt_value, render
 from evalatlas.pricing import unknown_price_models
+from evalatlas.store.outcomes import outcome_summary
 from evalatlas.store.queries import summary
 
 
 def _rate(row: dict[str, Any]) -> str:
     r = row["success_rate"]
-    return f"{100 * r:.1f}% [{100 * row['success_rate_ci_low']:.1f}, " \
-           f"{100 * row['success_rate_ci_high']:.1f}]"
+    if r != r:  # NaN: no episode with a known outcome
+        text = "-"
+    else:
+        text = (f"{100 * r:.1f}% [{100 * row['success_rate_ci_low']:.1f}, "
+                f"{100 * row['success_rate_ci_high']:.1f}]")
+    if row["outcome_unknown_episodes"]:
+        text += f" ({row['outcome_unknown_episodes']} unknown)"
+    return text
+
+
+def _clustered(row: dict[str, Any]) -> str:
+    lo, hi = row.get("success_rate_clustered_ci_low"), row.get("success_rate_clustered_ci_high")
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return "-"
+    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _pass_at_k(row: dict[str, Any]) -> str:
+    parts = []
+    for k, v in (row.get("pass_at_k") or {}).items():
+        if k == "1" or v["value"] is None:
+            continue
+        parts.append(f"@{k} {100 * v['value']:.1f}%")
+    return ", ".join(parts) or "-"
+
+
+def _merge_outcomes(rows: list[dict[str, Any]], outcomes: list[dict[str, Any]],
+                    group: str) -> None:
+    """Add the clustered interval and pass@k of :func:`outcome_summary` to summary rows."""
+    def key(r: dict[str, Any]) -> Any:
+        return r.get("agent_id") if group == "agent" else r.get(group)
+
+    by_key = {key(o): o for o in outcomes}
+    for row in rows:
+        o = by_key.get(key(row))
+        if o is None:
+            continue
+        for k in ("success_rate_se_clustered", "success_rate_clustered_ci_low",
+                  "success_rate_clustered_ci_high", "min_attempts", "pass_at_k"):
+            row[k] = o[k]
 
 
 def _cost(row: dict[str, Any]) -> str:
@@ -42,7 +81,12 @@ def summary_cmd(
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
-    """Success rate with a Wilson interval, errors, tokens, cost and time per group."""
+    """Success rate with a Wilson interval, errors, tokens, cost and time per group.
+
+    With one grouping key it also shows the success interval with tasks as clusters
+    (repeated attempts of a task are not independent) and pass@k for the k values the
+    fewest attempts per task allow.
+    """
     groups = [b.strip() for b in by.split(",") if b.strip()]
     with open_store(ctx, read_only=True) as store:
         try:
@@ -50,10 +94,15 @@ def summary_cmd(
         except ValueError as exc:
             fail(str(exc))
         unpriced = unknown_price_models(store)
+        if len(groups) == 1:
+            _merge_outcomes(rows, outcome_summary(store, groups[0], experiment=experiment,
+                                                  confidence=confidence), groups[0])
     pct = f"{round(100 * confidence)}%"
     columns = [(g, g) for g in groups] + [
         ("experiments", "exps"), ("episodes", "episodes"), ("tasks", "tasks"),
         ("success_rate", f"success [{pct} CI]", _rate),
+        ("success_rate_clustered_ci_low", "CI, tasks clustered", _clustered),
+        ("pass_at_k", "pass@k", _pass_at_k),
         ("mean_reward", "mean reward"),
         ("errors_by_type", "errors", _errors),
         ("total_tokens", "tokens"),

@@ -5,6 +5,9 @@ Reading also accepts the later EEE-aligned names (see :mod:`evalatlas.records.al
 
 Deliberate differences from the seed, each because a missing value must stay missing:
 
+- ``reward`` is a required key whose value may be ``null`` when the outcome is unknown
+  (performance measurements without test results); ``success`` is then ``null`` too.
+  Summaries count such episodes apart instead of as failures;
 - token counts, cost, step counts and ``timestamp`` are ``None`` when the harness did not
   report them, where the seed defaults to ``0``: a zero would make an unknown cost look
   free and an unknown step count look like an empty trajectory;
@@ -247,8 +250,11 @@ class EpisodeRecord(Record):
     split: str | None = None
     task_description: str | None = None
     tool_names: list[str] = Field(default_factory=list)
-    success: bool = Field(False, description="reward > 0 (seed 002 invariant 5).")
-    reward: float
+    success: bool | None = Field(
+        None, description="reward > 0 (seed 002 invariant 5); None when reward is None.")
+    reward: float | None = Field(
+        description="Required key. None only when the outcome is unknown (e.g. speed "
+        "measurements without test results), never as a stand-in for failure.")
     error_type: str | None = None
     n_steps: int | None = Field(None, ge=0)
     n_agent_steps: int | None = Field(None, ge=0)
@@ -299,6 +305,11 @@ class EpisodeRecord(Record):
 
     @model_validator(mode="after")
     def _invariant_success(self) -> EpisodeRecord:
+        if self.reward is None:
+            if self.success is not None:
+                raise ValueError("success is set but reward is null: an unknown outcome "
+                                 "has no success (seed 002: success = reward > 0)")
+            return self
         if self.success != (self.reward > 0):
             raise ValueError(
                 f"success={self.success} disagrees with reward={self.reward}: "

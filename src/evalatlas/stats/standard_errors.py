@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy.stats import t as t_dist
@@ -60,7 +60,7 @@ def clustered_standard_error(
     than 2 clusters) give NaN.
     """
     vals = np.asarray(values, dtype=float).ravel()
-    labels = np.asarray(clusters, dtype=object).ravel()
+    labels = _cluster_labels(clusters)
     if vals.size != labels.size:
         raise ValueError(f"values ({vals.size}) and clusters ({labels.size}) differ in length")
     keep = ~np.isnan(vals)
@@ -69,7 +69,7 @@ def clustered_standard_error(
     if n < 2:
         return math.nan
     d = vals - vals.mean()
-    _, inverse = np.unique(labels.astype(str), return_inverse=True)
+    _, inverse = np.unique(labels, return_inverse=True)
     sums = np.bincount(inverse, weights=d)
     n_clusters = sums.size
     if method == "miller":
@@ -142,12 +142,12 @@ def mean_with_interval(
     if method == "clustered":
         if clusters is None:
             raise ValueError("method 'clustered' needs clusters")
-        labels = np.asarray(clusters, dtype=object).ravel()
+        labels = _cluster_labels(clusters)
         if labels.size != raw.size:
             raise ValueError(f"values ({raw.size}) and clusters ({labels.size}) differ in length")
         labels = labels[keep]
         se = clustered_standard_error(arr, labels, method=cluster_method)
-        c = int(np.unique(labels.astype(str)).size) if n else 0
+        c = int(np.unique(labels).size) if n else 0
         df = c - 1
         name = f"clustered-{cluster_method}"
     elif method == "clt":
@@ -183,3 +183,12 @@ def trial_standard_error(
         raise ValueError("need 0 <= successes <= attempts for every task")
     p = s / n
     return math.sqrt(float(np.sum(p * (1 - p) / (n - 1)))) / s.size
+
+
+def _cluster_labels(clusters: Any) -> np.ndarray:
+    """Cluster labels as a sortable array: numeric labels stay numeric (fast), anything
+    else (mixed or object) is compared as strings."""
+    labels = np.asarray(clusters).ravel()
+    if labels.dtype.kind in "biuf":
+        return labels
+    return labels.astype(str)

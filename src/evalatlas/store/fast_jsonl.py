@@ -12,7 +12,8 @@ Give-up conditions (any one): a key outside the record contract at the top level
 ``usage`` / ``judge_usage`` / ``verifier`` (this also catches cube's EEE-aligned alias
 names, ``_type`` keys, and experiment or measurement lines, all of which the exact path
 handles); malformed JSON or a value DuckDB cannot cast to the contract's type; blank
-lines; a missing required field; NaN or infinity; a negative count; an unsafe
+lines; a missing required field or a null reward (the exact path tells an unknown outcome
+from a missing key); NaN or infinity; a negative count; an unsafe
 trajectory id; an unknown status; ``success`` contradicting ``reward > 0``; a duplicate
 key within the file.
 

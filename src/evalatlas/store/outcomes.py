@@ -14,8 +14,9 @@ For each group (agent by default; any ``--by`` key of :mod:`evalatlas.store.quer
 The heavy lifting is one DuckDB aggregation to (group, task, attempts, successes); the
 per-episode 0/1 outcomes the clustered SE needs are rebuilt from those counts in numpy
 (exact: success is binary and order within a task does not matter). Built for millions
-of episodes (see ``benchmarks/bench_outcomes.py`` and BENCHMARKS.md). Not yet wired into
-``evalatlas summary`` (the lead's command); call it from Python or that command.
+of episodes (see ``benchmarks/bench_outcomes.py`` and BENCHMARKS.md). Episodes whose
+outcome is unknown (null reward) are left out. ``evalatlas summary`` shows its clustered
+interval and pass@k columns.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def outcome_summary(
     agg = store.query_arrays(f"""
         SELECT {key} AS k, e.task_id AS task, count(*) AS n,
                sum(CASE WHEN e.success THEN 1 ELSE 0 END) AS c
-        FROM episodes e LEFT JOIN experiments x USING (experiment_id) {where}
+        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
+        {where} {"AND" if where else "WHERE"} e.success IS NOT NULL
         GROUP BY k, task ORDER BY k, task
     """, params)
     labels = {r["k"]: r["label"] for r in store.query(f"""

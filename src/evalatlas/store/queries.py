@@ -60,6 +60,9 @@ def summary(
 ) -> list[dict[str, Any]]:
     """One row per group with counts, success rate + Wilson interval, tokens, cost, time.
 
+    Success rate and its interval are over the episodes whose outcome is known
+    (``reward`` not null); ``outcome_unknown_episodes`` counts the others.
+
     Cost: ``total_cost_usd`` sums the episodes whose cost is known and
     ``cost_unknown_episodes`` counts the others, so an unknown cost never reads as $0.
     """
@@ -75,6 +78,7 @@ def summary(
           count(*) AS episodes,
           count(DISTINCT e.task_id) AS tasks,
           sum(CASE WHEN e.success THEN 1 ELSE 0 END) AS successes,
+          count(e.success) AS outcome_known,
           avg(e.reward) AS mean_reward,
           sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL
               THEN 1 ELSE 0 END) AS errors,
@@ -104,8 +108,8 @@ def summary(
     out = []
     for r in rows:
         gk = tuple(r[f"k{i}"] for i in range(len(exprs)))
-        n, s = int(r["episodes"]), int(r["successes"])
-        lo, hi = wilson_interval(s, n, confidence)
+        n, s, known = int(r["episodes"]), int(r["successes"]), int(r["outcome_known"])
+        lo, hi = wilson_interval(s, known, confidence)
         row: dict[str, Any] = {name: r[f"g{i}"] for i, (name, _, _) in enumerate(exprs)}
         if "agent" in by and r["k" + str(by.index("agent"))]:
             row["agent_id"] = r["k" + str(by.index("agent"))]
@@ -114,7 +118,8 @@ def summary(
             "episodes": n,
             "tasks": int(r["tasks"]),
             "successes": s,
-            "success_rate": s / n if n else math.nan,
+            "outcome_unknown_episodes": n - known,
+            "success_rate": s / known if known else math.nan,
             "success_rate_ci_low": lo,
             "success_rate_ci_high": hi,
             "mean_reward": r["mean_reward"],
