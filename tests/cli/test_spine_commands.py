@@ -148,3 +148,22 @@ def test_unknown_model_cost_is_unknown_then_zero_or_priced_on_request(tmp_path: 
     assert doc["rows"][0]["total_cost_usd"] == pytest.approx(2 * 1.5 + 1 * 4.0)
     assert doc["rows"][0]["cost_computed_episodes"] == 1
     configure()  # back to the default price book for other tests
+
+
+def test_summary_pass_at_k_and_clustered_interval_match_the_metrics(tmp_path: Path) -> None:
+    from evalatlas.metrics.outcomes import pass_at_k_over_tasks
+    from evalatlas.records import EvalLog
+
+    runner.invoke(app, [*_db(tmp_path), "ingest", str(EXAMPLES)])
+    doc = json.loads(runner.invoke(app, [*_db(tmp_path), "summary", "-f", "json"]).output)
+    rows = {r["agent"]: r for r in doc["rows"]}
+    for path in sorted((EXAMPLES / "evallogs").iterdir()):
+        log = EvalLog.load(path)
+        by_task: dict[str, list[bool]] = {}
+        for e in log.episodes:
+            by_task.setdefault(e.task_id, []).append(bool(e.success))
+        row = rows[log.experiment.agent.name]
+        assert row["min_attempts"] == 3
+        assert row["pass_at_k"]["2"]["value"] == pytest.approx(pass_at_k_over_tasks(by_task, 2))
+        assert row["success_rate_clustered_ci_low"] < row["success_rate"]
+        assert row["success_rate"] < row["success_rate_clustered_ci_high"]
