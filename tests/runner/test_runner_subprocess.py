@@ -36,6 +36,7 @@ def test_statuses_and_run_completes(tmp_path: Path) -> None:
     assert ok.extra["answer_metadata"] == {"ignored_stdout_lines": 1}
     assert ok.scores["retrieval_precision"] == 1.0 and ok.scores["retrieval_recall"] == 1.0
     assert ok.scores["correctness"] is None and ok.extra["reward_missing"] is True
+    assert ok.reward is None and ok.success is None
     hang = eps["q2"]
     assert hang.status == "timeout" and hang.wall_time_s == 1.0 and hang.reward == 0.0
     # unlike upstream, tokens reported before the timeout are kept

@@ -74,13 +74,12 @@ def apply_verdict(ep: EpisodeRecord, verdict: Any) -> EpisodeRecord:
     extra["judge_reasoning"] = verdict.reasoning
     extra["judge_model"] = verdict.model
     reward = reward_from_correctness(verdict.scores.get("correctness"))
-    if reward is None:
-        data["reward"] = 0.0
+    data["reward"] = reward
+    if reward is None:  # unknown outcome, not a failure
         extra["reward_missing"] = True
     else:
-        data["reward"] = reward
         extra.pop("reward_missing", None)
-    data["success"] = data["reward"] > 0
+    data["success"] = None if reward is None else reward > 0
     data["extra"] = extra
     data["judge_usage"] = verdict.usage.model_dump(mode="json") if verdict.usage else None
     return EpisodeRecord.model_validate(data)

@@ -5,9 +5,9 @@ One :class:`ExperimentRecord` per framework x scenario x mode; one
 
 Reward: ``(correctness - 1) / 4`` (the 1-5 judge scale mapped to 0-1, so success means
 correctness > 1) when a correctness score exists; ``0.0`` for timeouts and errors (the
-seed scores a timed-out question 0); ``0.0`` with ``extra["reward_missing"] = True``
-when the judge failed or no judge ran. Metrics must therefore read
-``scores["correctness"]`` (None-aware), not ``reward``.
+seed scores a timed-out question 0); ``None`` (an unknown outcome, not a failure) with
+``extra["reward_missing"] = True`` when the judge failed or no judge ran. Metrics read
+``scores["correctness"]`` (None-aware).
 """
 
 from __future__ import annotations
@@ -80,7 +80,6 @@ def episode_for(
     reward = reward_from_correctness(scores.get("correctness")) if status == "completed" \
         else 0.0
     if reward is None:
-        reward = 0.0
         extra["reward_missing"] = True
     return EpisodeRecord(
         experiment_id=experiment_id,
