@@ -28,9 +28,8 @@ from evalatlas.errors import InputError, Problem
 from evalatlas.records.evallog import (
     EPISODE_FILE,
     EXPERIMENT_FILE,
-    MEASUREMENTS_FILE,
     episode_dirs,
-    iter_jsonl_records,
+    iter_episode_dir,
 )
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.jsonio import read_json_file
@@ -40,7 +39,6 @@ from evalatlas.records.models import (
     BenchmarkSubset,
     EpisodeRecord,
     ExperimentRecord,
-    Measurement,
 )
 from evalatlas.records.validate import parse_record
 
@@ -191,41 +189,13 @@ def read_experiment_dir(root: Path) -> Iterator[Item]:
                 tasks.add(str(md.get("task_id")))
         experiment = _synthesise_experiment(root, agents, len(tasks))
     yield experiment
-    eid = experiment.experiment_id
-    seen: set[str] = set()
-    for d in dirs:
-        record_path = d / EPISODE_FILE
-        try:
-            if record_path.is_file():
-                ep = parse_record(EpisodeRecord, read_json_file(record_path),
-                                  file=str(record_path))
-            elif (d / METADATA_FILE).is_file():
-                ep = episode_from_trajectory(d, eid)
-            else:
-                continue
-        except InputError as exc:
-            yield exc.problem
-            continue
-        where = str(record_path if record_path.is_file() else d / METADATA_FILE)
-        if ep.experiment_id != eid:
-            yield Problem(where, f"experiment_id {ep.experiment_id!r} does not match the "
-                          f"experiment record's {eid!r} (seed 002 invariant 4)",
-                          field="experiment_id", record=ep.trajectory_id)
-            continue
-        if ep.trajectory_id in seen:
-            yield Problem(where, "duplicate trajectory_id", field="trajectory_id",
-                          record=ep.trajectory_id)
-            continue
-        seen.add(ep.trajectory_id)
-        yield ep
-        mpath = d / MEASUREMENTS_FILE
-        if mpath.is_file():
-            for item in iter_jsonl_records(mpath, Measurement):
-                if isinstance(item, Measurement) and item.experiment_id != eid:
-                    yield Problem(str(mpath), "measurement experiment_id does not match",
-                                  field="experiment_id", record=item.benchmark)
-                else:
-                    yield item
+    yield from iter_episode_dir(root, experiment.experiment_id, fallback=_from_metadata)
+
+
+def _from_metadata(ep_dir: Path, experiment_id: str) -> EpisodeRecord | None:
+    if (ep_dir / METADATA_FILE).is_file():
+        return episode_from_trajectory(ep_dir, experiment_id)
+    return None
 
 
 ADAPTER = Adapter(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
 from evalatlas.errors import InputError, Problem
-from evalatlas.records.jsonio import NonFiniteJSONError, describe_json_error, loads_strict
+from evalatlas.records.jsonio import parse_jsonl_line
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.records.validate import parse_record
 
@@ -60,13 +60,9 @@ def read_jsonl(path: Path) -> Iterator[Item]:
             if not raw.strip():
                 yield Problem(str(path), "empty line (0-byte record)", line=lineno)
                 continue
-            try:
-                data = loads_strict(raw.decode("utf-8"))
-            except NonFiniteJSONError as exc:
-                yield Problem(str(path), str(exc), field=exc.field, line=lineno)
-                continue
-            except Exception as exc:
-                yield Problem(str(path), describe_json_error(exc, single_line=True), line=lineno)
+            data = parse_jsonl_line(raw, path, lineno)
+            if isinstance(data, Problem):
+                yield data
                 continue
             if not isinstance(data, dict):
                 yield Problem(str(path), f"expected a JSON object, got {type(data).__name__}",

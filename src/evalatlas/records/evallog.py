@@ -17,7 +17,7 @@ Differences from cube-harness, on purpose:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import Field, PrivateAttr, model_validator
@@ -25,11 +25,9 @@ from pydantic import Field, PrivateAttr, model_validator
 from evalatlas.errors import EvalAtlasError, InputError, Problem
 from evalatlas.records.ids import ARCHIVED_MARKER, check_safe_id
 from evalatlas.records.jsonio import (
-    NonFiniteJSONError,
     atomic_write_text,
-    describe_json_error,
     dumps,
-    loads_strict,
+    parse_jsonl_line,
     read_json_file,
 )
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement, Record
@@ -133,39 +131,55 @@ def episode_dirs(root: Path) -> list[Path]:
 
 
 def iter_episode_dir(
-    root: Path, experiment_id: str
+    root: Path,
+    experiment_id: str,
+    fallback: Callable[[Path, str], EpisodeRecord | None] | None = None,
 ) -> Iterator[EpisodeRecord | Measurement | Problem]:
     """Stream the episodes (and their measurements) of one EvalLog directory.
 
     Yields a :class:`Problem` for each file that cannot be read, so a caller can report
     and continue. Episodes whose ``experiment_id`` differs from the experiment's are
-    problems too (invariant 4), as are records whose trajectory_id is not their
-    directory's name (a copied or renamed directory would otherwise double-count).
+    problems too (invariant 4), as are repeated trajectory ids. ``fallback(ep_dir,
+    experiment_id)`` builds the record of a directory without ``episode_record.json``
+    (e.g. from cube-harness trajectory metadata); it may raise :class:`InputError` or
+    return None to skip the directory.
     """
     seen: set[str] = set()
     for ep_dir in episode_dirs(root):
         path = ep_dir / EPISODE_FILE
-        if not path.exists():
-            continue  # a trajectory directory without an exported record
         try:
-            ep = parse_record(EpisodeRecord, read_json_file(path), file=str(path))
+            if path.exists():
+                ep = parse_record(EpisodeRecord, read_json_file(path), file=str(path))
+            elif fallback is not None:
+                ep = fallback(ep_dir, experiment_id)
+                if ep is None:
+                    continue
+            else:
+                continue  # a trajectory directory without an exported record
         except InputError as exc:
             yield exc.problem
             continue
+        where = str(path) if path.exists() else str(ep_dir)
         if ep.experiment_id != experiment_id:
-            yield Problem(str(path), f"experiment_id {ep.experiment_id!r} does not match the "
+            yield Problem(where, f"experiment_id {ep.experiment_id!r} does not match the "
                           f"experiment record's {experiment_id!r} (seed 002 invariant 4)",
                           field="experiment_id", record=ep.trajectory_id)
             continue
         if ep.trajectory_id in seen:
-            yield Problem(str(path), "duplicate trajectory_id", field="trajectory_id",
+            yield Problem(where, "duplicate trajectory_id", field="trajectory_id",
                           record=ep.trajectory_id)
             continue
         seen.add(ep.trajectory_id)
         yield ep
         mpath = ep_dir / MEASUREMENTS_FILE
         if mpath.exists():
-            yield from iter_jsonl_records(mpath, Measurement)
+            for item in iter_jsonl_records(mpath, Measurement):
+                if isinstance(item, Measurement) and item.experiment_id != experiment_id:
+                    yield Problem(str(mpath), "measurement experiment_id does not match the "
+                                  "experiment record's", field="experiment_id",
+                                  record=item.benchmark)
+                else:
+                    yield item
 
 
 def iter_jsonl_records(
@@ -176,13 +190,9 @@ def iter_jsonl_records(
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
-            try:
-                data = loads_strict(raw.decode("utf-8"))
-            except NonFiniteJSONError as exc:
-                yield Problem(str(path), str(exc), field=exc.field, line=lineno)
-                continue
-            except Exception as exc:  # decode or JSON error
-                yield Problem(str(path), describe_json_error(exc, single_line=True), line=lineno)
+            data = parse_jsonl_line(raw, path, lineno)
+            if isinstance(data, Problem):
+                yield data
                 continue
             try:
                 yield parse_record(model, data, file=str(path), line=lineno)

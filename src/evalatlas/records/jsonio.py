@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evalatlas.errors import InputError
+from evalatlas.errors import InputError, Problem
 
 
 class NonFiniteJSONError(ValueError):
@@ -79,6 +79,16 @@ def describe_json_error(exc: Exception, *, single_line: bool = False) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
     return str(exc)
+
+
+def parse_jsonl_line(raw: bytes, path: Path, lineno: int) -> Any:
+    """One JSONL line as a value, or a :class:`Problem` naming file, line and field."""
+    try:
+        return loads_strict(raw.decode("utf-8"))
+    except NonFiniteJSONError as exc:
+        return Problem(str(path), str(exc), field=exc.field, line=lineno)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return Problem(str(path), describe_json_error(exc, single_line=True), line=lineno)
 
 
 def read_json_file(path: Path) -> Any:

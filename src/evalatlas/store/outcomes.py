@@ -30,15 +30,7 @@ from evalatlas.metrics.outcomes import default_k_values, pass_at_k_counts
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
-from evalatlas.store.queries import group_expr
-
-
-def _where(experiment: list[str] | None) -> tuple[str, list[Any]]:
-    if not experiment:
-        return "", []
-    marks = ", ".join("?" for _ in experiment)
-    return (f"WHERE (e.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))",
-            [*experiment, *experiment])
+from evalatlas.store.queries import experiment_filter, group_expr
 
 
 def outcome_summary(
@@ -51,7 +43,7 @@ def outcome_summary(
 ) -> list[dict[str, Any]]:
     """One row per group: success rate with Wilson and clustered intervals, pass@k [CI]."""
     name, key, disp = group_expr(by)
-    where, params = _where(experiment)
+    where, params = experiment_filter(experiment)
     # per (group, task): attempts and successes; one aggregation in DuckDB
     agg = store.query_arrays(f"""
         SELECT {key} AS k, e.task_id AS task, count(*) AS n,

@@ -43,7 +43,8 @@ def group_expr(by: str) -> tuple[str, str, str]:
     raise ValueError(f"unknown grouping {by!r}; use one of {known}")
 
 
-def _where(experiment: list[str] | None) -> tuple[str, list[Any]]:
+def experiment_filter(experiment: list[str] | None) -> tuple[str, list[Any]]:
+    """A WHERE clause (and params) keeping experiments given by id or name."""
     if not experiment:
         return "", []
     marks = ", ".join("?" for _ in experiment)
@@ -71,7 +72,7 @@ def summary(
     keys = ", ".join(f"{k} AS k{i}" for i, (_, k, _) in enumerate(exprs))
     disps = ", ".join(f"{d} AS g{i}" for i, (_, _, d) in enumerate(exprs))
     gb = ", ".join(f"k{i}" for i in range(len(exprs)))
-    where, params = _where(experiment)
+    where, params = experiment_filter(experiment)
     sql = f"""
         SELECT {keys}, {disps},
           count(DISTINCT e.experiment_id) AS experiments,
