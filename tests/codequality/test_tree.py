@@ -55,3 +55,11 @@ def test_pep263_encoding(tmp_path):
     f.write_bytes(b"# -*- coding: latin-1 -*-\ns = '\xe9'\n")
     assert "é" in read_source(f)
     assert analyse_path(f).totals["sloc"] == analyse_source(read_source(f))["sloc"]
+
+
+def test_exclude_patterns(tmp_path):
+    root = _tree(tmp_path)
+    r = analyse_path(root, exclude=["*/pkg/*"], workers=1)
+    assert [Path(f["path"]).name for f in r.files] == ["latin.py"] and r.problems == []
+    r = analyse_path(root, exclude=["*/m0?.py"], workers=1)
+    assert len(r.files) == 31

@@ -24,6 +24,9 @@ def codequality_cmd(
     framework: Annotated[str | None, typer.Option(
         "--framework", help="Use upstream's prefixes for this framework: "
         + ", ".join(sorted(FRAMEWORK_PREFIXES)) + ".")] = None,
+    exclude: Annotated[list[str] | None, typer.Option(
+        "--exclude", "-e", help="fnmatch pattern of paths to skip (repeatable), "
+        "e.g. '*/site-packages/*'.")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 2,
     totals_only: Annotated[bool, typer.Option("--totals-only",
                                               help="Only the totals row.")] = False,
@@ -39,7 +42,8 @@ def codequality_cmd(
         prefixes += [p for p in FRAMEWORK_PREFIXES[framework] if p not in prefixes]
     if not path.exists():
         fail(f"{path}: no such file or directory")
-    result = analyse_path(path, framework_prefixes=prefixes, workers=workers)
+    result = analyse_path(path, framework_prefixes=prefixes, workers=workers,
+                          exclude=exclude or ())
     for p in result.problems:
         err_console.print(f"[yellow]skipped:[/] {p}", markup=True, highlight=False)
     rows: list[dict[str, Any]] = [] if totals_only else [dict(r) for r in result.files]

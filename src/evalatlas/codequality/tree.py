@@ -11,6 +11,7 @@ visitors are pure Python and hold the GIL.
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import os
 import tokenize
@@ -23,7 +24,7 @@ from typing import Any
 from evalatlas.codequality.static import analyse_source, combine
 from evalatlas.errors import Problem
 
-SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", "node_modules", ".tox",
+SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "node_modules", ".tox",
                        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis"})
 DEFAULT_WORKERS = 2
 
@@ -46,17 +47,25 @@ class CodeQualityResult:
                              for p in self.problems]}
 
 
-def iter_python_files(path: Path) -> Iterator[Path]:
+def iter_python_files(path: Path, exclude: Sequence[str] = ()) -> Iterator[Path]:
     """``path`` itself if a file, else every ``*.py`` below it (sorted, skipping caches,
-    VCS and virtualenv directories; symlinked directories are not followed)."""
+    VCS and virtualenv directories; symlinked directories are not followed). ``exclude``
+    holds ``fnmatch`` patterns matched against each file and directory path, as radon's
+    ``--exclude`` does (``"*/site-packages/*"``)."""
     if path.is_file():
         yield path
         return
+
+    def excluded(p: str) -> bool:
+        return any(fnmatch.fnmatch(p, pat) or fnmatch.fnmatch(p + "/", pat) for pat in exclude)
+
     for dirpath, dirnames, filenames in os.walk(path):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
+                             and not excluded(os.path.join(dirpath, d)))
         for name in sorted(filenames):
-            if name.endswith(".py"):
-                yield Path(dirpath) / name
+            full = os.path.join(dirpath, name)
+            if name.endswith(".py") and not excluded(full):
+                yield Path(full)
 
 
 def read_source(path: Path) -> str:
@@ -91,7 +100,8 @@ def analyse_path(
     *,
     framework_prefixes: Sequence[str] = (),
     workers: int = DEFAULT_WORKERS,
-    chunk_size: int = 16,
+    chunk_size: int = 4,
+    exclude: Sequence[str] = (),
 ) -> CodeQualityResult:
     """Analyse a file or a tree; per-file rows and totals. ``workers <= 1`` runs inline."""
     root = Path(path)
@@ -100,7 +110,7 @@ def analyse_path(
     if not root.exists():
         result.problems.append(Problem(str(root), "no such file or directory"))
         return result
-    paths = [str(p) for p in iter_python_files(root)]
+    paths = [str(p) for p in iter_python_files(root, exclude)]
     items: list[dict[str, Any] | Problem] = []
     if workers <= 1 or len(paths) <= chunk_size:
         items = _analyse_chunk(paths, prefixes)
