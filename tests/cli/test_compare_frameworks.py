@@ -107,3 +107,13 @@ def test_errors(tmp_path):
     r = CliRunner().invoke(app, ["compare-frameworks", *map(str, files), "-m", "baseline",
                                  "-s", "multihop_qa", "-f", "json"])
     assert r.exit_code == 0 and [f["name"] for f in json.loads(r.stdout)["frameworks"]] == ["B"]
+
+
+def test_code_quality_attachment_of_the_runner_is_flattened():
+    from evalatlas.codequality.static import analyse_source, combine
+    from evalatlas.store.frameworks import flat_code_quality
+
+    totals = combine([analyse_source("def f() -> int:\n    return 1\n")])
+    flat = flat_code_quality({"root": "impl.py", "totals": totals, "files": []})
+    assert flat["source_file"] == "impl.py" and flat["type_annotation_ratio"] == 1.0
+    assert flat_code_quality({"sloc": 3}) == {"sloc": 3}

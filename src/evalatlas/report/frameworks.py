@@ -40,6 +40,7 @@ from evalatlas.store.frameworks import FrameworkData
 
 SCHEMA = "evalatlas.compare-frameworks/1"
 ANSWER_LIMIT = 300
+SCORE_RANGE = (0.0, 5.0)
 SCORECARD_CAVEAT = ("These derived scores are computed from existing metrics and shown as "
                     "decision aids (not as a single winner metric).")
 
@@ -87,8 +88,13 @@ def _correctness_interval(fd: FrameworkData, confidence: float) -> dict[str, Any
     multi = len(fd.runs) > 1
     iv = mean_with_interval(values, clusters=clusters if multi else None,
                             confidence=confidence)
-    return {"mean": iv.estimate, "low": iv.low, "high": iv.high, "se": iv.se, "n": iv.n,
-            "method": iv.method, "confidence": confidence, "n_missing": iv.n_nan}
+    # a t-interval can leave the score's range; clipped to [0, 5] (0 = timeout/error)
+    low = None if math.isnan(iv.low) else max(SCORE_RANGE[0], iv.low)
+    high = None if math.isnan(iv.high) else min(SCORE_RANGE[1], iv.high)
+    return {"mean": iv.estimate, "low": low, "high": high, "se": iv.se, "n": iv.n,
+            "method": iv.method, "confidence": confidence, "n_missing": iv.n_nan,
+            "clipped": (low is not None and low != iv.low) or (high is not None
+                                                              and high != iv.high)}
 
 
 def _per_question_correctness(questions: Sequence[QuestionResult]) -> dict[str, float]:

@@ -58,6 +58,15 @@ class FrameworkData:
         return len(self.runs)
 
 
+def flat_code_quality(cq: dict[str, Any]) -> dict[str, Any]:
+    """One flat metrics dict: an upstream ``static_metrics``-style dict as is, or the
+    ``totals`` of an :meth:`evalatlas.codequality.CodeQualityResult.as_dict` attachment."""
+    totals = cq.get("totals")
+    if isinstance(totals, dict):
+        return {"source_file": cq.get("root"), **totals}
+    return cq
+
+
 def question_from_episode(ep: EpisodeRecord, scenario: Scenario | None = None
                           ) -> QuestionResult:
     """One episode -> one QuestionResult (recomputing metrics from a scenario if given)."""
@@ -142,7 +151,7 @@ def group_records(
             )
         data.experiment_ids.append(x.experiment_id)
         if data.code_quality is None and isinstance(x.extra.get("code_quality"), dict):
-            data.code_quality = x.extra["code_quality"]
+            data.code_quality = flat_code_quality(x.extra["code_quality"])
         if data.code_review is None and isinstance(x.extra.get("code_review"), dict):
             data.code_review = x.extra["code_review"]
         if data.upstream_aggregates is None and isinstance(x.extra.get("upstream_aggregates"),
