@@ -170,6 +170,16 @@ def test_averaged_file_is_not_ingested(tmp_path):
     assert isinstance(items[0], ExperimentRecord) and items[1].attempt is None
 
 
+def test_query_error_has_unknown_latency(tmp_path):
+    doc = results_doc()
+    doc["questions"][1].update({"model_name": "error", "latency_seconds": 0.0,
+                                "actual_answer": "Framework query failed before producing "
+                                                 "an answer."})
+    _, items = _read(tmp_path, doc)
+    err = items[2]
+    assert err.status == "error" and err.wall_time_s is None and err.reward == 0.0
+
+
 def test_judge_failure_and_stored_metric_mismatch(tmp_path):
     doc = results_doc()
     doc["questions"][0]["correctness_score"] = None

@@ -117,3 +117,34 @@ def test_code_quality_attachment_of_the_runner_is_flattened():
     flat = flat_code_quality({"root": "impl.py", "totals": totals, "files": []})
     assert flat["source_file"] == "impl.py" and flat["type_annotation_ratio"] == 1.0
     assert flat_code_quality({"sloc": 3}) == {"sloc": 3}
+
+
+def test_runner_style_episodes_keep_boolean_profile_metrics():
+    from evalatlas.records.models import (
+        AgentInfo,
+        BenchmarkSubset,
+        EpisodeRecord,
+        ExperimentRecord,
+    )
+    from evalatlas.report.frameworks import build_report
+    from evalatlas.store.frameworks import group_records
+
+    exp = ExperimentRecord(
+        experiment_id="e1", experiment_name="langgraph/multihop_qa/capability",
+        agent=AgentInfo(name="langgraph"), benchmark_name="multihop_qa",
+        benchmark_subset=BenchmarkSubset(name="multihop_qa", n_tasks=2),
+        labels={"framework": "langgraph", "scenario": "multihop_qa", "mode": "capability",
+                "profile": "multihop_chain_qa"},
+        extra={"code_quality": {"path": "impl.py", "maintainability_index": 30.0}})
+    eps = [EpisodeRecord(
+        experiment_id="e1", task_id=f"q{i}", trajectory_id=f"q{i}__run0", attempt=0,
+        reward=0.5, wall_time_s=3.0, scores={"correctness": 3.0, "hop_coverage": cov,
+                                             "grounded_hop_coverage": cov},
+        extra={"is_multi_hop": True, "chain_success": cov == 1.0, "reward_missing": False,
+               "judge_cached": True}) for i, cov in ((1, 1.0), (2, 0.5))]
+    data = group_records([exp], eps)
+    rep = build_report(data)
+    sm = rep["frameworks"][0]["scenario_metrics"]
+    assert sm["multi_hop_questions"] == 2.0 and sm["multi_hop_chain_success_rate"] == 0.5
+    assert "judge_cached_avg" not in sm and "reward_missing_avg" not in sm
+    assert rep["frameworks"][0]["code_quality"]["maintainability_index"] == 30.0

@@ -16,7 +16,8 @@ scenario x mode x run. It becomes, following the framework-comparison episode co
 
 Where the file's own values are placeholders they are not taken at face value: a timed-out
 question (``model_name == "timeout"``) or a failed query (``"error"``) gets status
-``timeout`` / ``error``, ``reward`` 0, judge scores ``None`` (the aggregates score them 0,
+``timeout`` / ``error``, ``reward`` 0, judge scores ``None``, no latency for an error
+(upstream writes 0.0; a timeout keeps the timeout value) (the aggregates score them 0,
 as the seed says) and unknown tokens and cost (``None``; upstream writes 0 because what was
 spent before the timeout is lost, quirk 1). Retrieval precision and recall are recomputed
 from the source lists with :mod:`evalatlas.metrics.retrieval`; a stored value that disagrees
@@ -176,7 +177,9 @@ def episode_from_question(
         "status": status,
         "error_type": status if failed else None,
         "error_message": q.get("actual_answer") if failed else None,
-        "wall_time_s": latency if latency is not None and latency >= 0 else None,
+        # a failed query's 0.0 latency is a placeholder (nothing was timed): unknown
+        "wall_time_s": None if status == "error" or latency is None or latency < 0
+        else latency,
         "usage": {k: v for k, v in usage.items() if v is not None},
         "input_text": q.get("question_text"),
         "output_text": q.get("actual_answer"),

@@ -5,8 +5,10 @@ Groups records following the framework-comparison convention (labels ``framework
 :class:`FrameworkData` per framework x scenario x mode, and turns each episode into a
 :class:`~evalatlas.metrics.framework_aggregate.QuestionResult` for the metrics:
 
-- judge scores, retrieval precision/recall from ``scores``; every other named score is a
-  per-question extra metric (profile metrics such as ``hop_coverage``);
+- judge scores, retrieval precision/recall from ``scores``; every other named score, and
+  every boolean in ``extra`` but bookkeeping flags (``reward_missing``, ``judge_cached``),
+  is a per-question extra metric (profile metrics such as ``hop_coverage``,
+  ``chain_success``);
 - latency = ``wall_time_s``, tokens and cost from ``usage`` (``None`` stays ``None``);
 - when a scenario is given and an episode has the inputs (answer, retrieved sources, and
   ``extra["tool_trace"]`` / ``extra["agents_used"]`` where the profile needs them),
@@ -31,6 +33,8 @@ from evalatlas.store.rows import episode_from_row, experiment_from_row
 STANDARD_SCORES = frozenset({"correctness", "completeness", "faithfulness",
                              "retrieval_precision", "retrieval_recall"})
 ANSWER_METADATA_KEYS = ("tool_trace", "tools_used", "tool_calls", "agents_used")
+NON_METRIC_FLAGS = frozenset({"reward_missing", "judge_cached"})
+"""Boolean ``extra`` entries that are bookkeeping, not per-question metrics."""
 
 
 @dataclass
@@ -71,7 +75,12 @@ def question_from_episode(ep: EpisodeRecord, scenario: Scenario | None = None
                           ) -> QuestionResult:
     """One episode -> one QuestionResult (recomputing metrics from a scenario if given)."""
     scores = dict(ep.scores)
-    extra_metrics = {k: v for k, v in scores.items() if k not in STANDARD_SCORES}
+    extra_metrics: dict[str, Any] = {k: v for k, v in scores.items()
+                                     if k not in STANDARD_SCORES}
+    # the runner keeps boolean profile metrics (chain_success, is_multi_hop...) in extra
+    extra_metrics.update({k: v for k, v in ep.extra.items()
+                          if isinstance(v, bool) and k not in NON_METRIC_FLAGS
+                          and k not in extra_metrics})
     precision = scores.get("retrieval_precision")
     recall = scores.get("retrieval_recall")
     question = scenario.question(ep.task_id) if scenario is not None else None
