@@ -173,3 +173,27 @@ def test_answers_escaped_and_truncated(tmp_path):
     assert line.endswith("...")
     assert len(re.findall("y", line)) < 300
     assert "\\*is\\*" in md and "<b>" not in md
+
+
+def test_store_round_trip_gives_the_same_report(upstream_reports, tmp_path):
+    from evalatlas.store.db import Store
+    from evalatlas.store.frameworks import load_framework_data
+    from evalatlas.store.ingest import ingest_paths
+
+    path = upstream_reports["multi_agent_coordination_capability"]
+    files = write_results(path, tmp_path / "res")
+    direct = _report(path, tmp_path / "direct")
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, files)
+        data = load_framework_data(store, scenario="multi_agent_coordination",
+                                   mode="capability")
+    assert len(data) == 4
+    by_name = {d.display_name: d for d in data}
+    ordered = [by_name[f["name"]] for f in direct["frameworks"]]
+    stored = build_report(ordered, scorecard_mode="upstream")
+    for a, b in zip(direct["frameworks"], stored["frameworks"], strict=True):
+        assert a["scorecard"]["capability"] == pytest.approx(b["scorecard"]["capability"])
+        assert a["scorecard"]["efficiency"] == pytest.approx(b["scorecard"]["efficiency"])
+        assert a["latency"] == pytest.approx(b["latency"])
+        assert a["scenario_metrics"] == pytest.approx(b["scenario_metrics"])
+    assert [q["question_id"] for q in stored["questions"]] == [f"q{i}" for i in range(1, 11)]
