@@ -186,7 +186,7 @@ def test_judge_failure_and_stored_metric_mismatch(tmp_path):
     doc["questions"][0]["retrieval_precision"] = 0.25  # disagrees with the source lists
     _, items = _read(tmp_path, doc)
     ep = items[1]
-    assert ep.scores["correctness"] is None and ep.reward == 0.0
+    assert ep.scores["correctness"] is None and ep.reward is None and ep.success is None
     assert ep.extra["reward_missing"] is True
     assert ep.scores["retrieval_precision"] == 1.0
     assert ep.extra["upstream_scores"]["retrieval_precision"] == 0.25

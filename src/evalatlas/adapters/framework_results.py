@@ -10,7 +10,9 @@ scenario x mode x run. It becomes, following the framework-comparison episode co
   file's directory (the run output directory), so the ``_runK`` files of one directory
   are attempts of one experiment; code quality goes to ``extra["code_quality"]`` and the
   LLM review to ``extra["code_review"]``;
-- one :class:`EpisodeRecord` per question: ``attempt = run_id``, judge scores, retrieval
+- one :class:`EpisodeRecord` per question: ``attempt = run_id``, ``reward = (correctness -
+  1) / 4`` (``None`` with ``extra["reward_missing"]`` when there is no judge score), judge
+  scores, retrieval
   precision/recall and every per-question ``extra_metrics`` entry (booleans as 0/1) as
   named ``scores``.
 
@@ -144,10 +146,11 @@ def episode_from_question(
             strings[str(k)] = v
     corr = scores.get("correctness")
     extra: dict[str, Any] = {}
+    reward: float | None
     if failed:
         reward = 0.0
     elif corr is None:
-        reward = 0.0
+        reward = None  # an unknown outcome, not a failure (record contract)
         extra["reward_missing"] = True
     else:
         reward = max(0.0, min(1.0, (corr - 1.0) / 4.0))
