@@ -20,29 +20,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from evalatlas.text import json_safe, md_escape
+
 
 class OutputFormat(StrEnum):
     table = "table"
     json = "json"
     csv = "csv"
     markdown = "markdown"
-
-
-def json_safe(value: Any) -> Any:
-    """Make a value strict-JSON: NaN -> null, ±infinity -> "inf"/"-inf", recursively."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return value
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalar
-        return json_safe(value.item())
-    return value
 
 
 def fmt_value(value: Any, digits: int = 3) -> str:
@@ -144,14 +129,3 @@ def _csv_value(v: Any) -> Any:
     if isinstance(v, dict | list):
         return json.dumps(v, ensure_ascii=False)
     return v
-
-
-_MD_SPECIAL = str.maketrans({
-    "|": "\\|", "<": "&lt;", ">": "&gt;", "&": "&amp;", "`": "\\`", "*": "\\*", "_": "\\_",
-    "[": "\\[", "]": "\\]", "\n": " ", "\r": " ",
-})
-
-
-def md_escape(text: str) -> str:
-    """Escape agent-produced text for a Markdown table cell (no HTML, no links, one line)."""
-    return str(text).translate(_MD_SPECIAL)

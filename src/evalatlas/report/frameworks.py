@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from evalatlas.cli.render import json_safe, md_escape
 from evalatlas.metrics.framework_aggregate import (
     JUDGE_SCORES,
     QuestionResult,
@@ -37,6 +36,7 @@ from evalatlas.metrics.profiles import get_profile
 from evalatlas.metrics.scorecard import ScorecardInput, scorecard
 from evalatlas.stats import holm_adjust, mean_with_interval, paired_difference
 from evalatlas.store.frameworks import FrameworkData
+from evalatlas.text import json_safe, md_escape
 
 SCHEMA = "evalatlas.compare-frameworks/1"
 ANSWER_LIMIT = 300
