@@ -10,7 +10,8 @@ Compared in one run, on the same file and machine:
   ``executemany`` inserts, what users write by hand (run on a prefix of the file; its
   rate is per record);
 - 10,000 EvalLog episode directories through ``ingest_paths``;
-- ``summary`` (one row per agent with Wilson intervals) over the ingested store.
+- ``summary`` as the command computes it (one row per agent: Wilson interval, task-
+  clustered interval, pass@k) over the ingested store.
 
 Each measurement runs in a fresh subprocess, so peak RSS (``ru_maxrss``) is its own.
 Repeats give medians. Usage::
@@ -42,6 +43,7 @@ n = 0
 if kind == "duckdb":
     import duckdb
     con = duckdb.connect(db)
+    con.execute("SET enable_progress_bar = false")
     con.execute(f"CREATE TABLE t AS SELECT * FROM read_json('{src}', format='newline_delimited')")
     n = con.execute("SELECT count(*) FROM t").fetchall()[0][0]
     con.close()
@@ -76,10 +78,12 @@ elif kind == "naive":
     con.close()
 elif kind == "summary":
     from evalatlas.store.db import Store
+    from evalatlas.store.outcomes import outcome_summary
     from evalatlas.store.queries import summary
     with Store(db, read_only=True) as store:
         t0 = time.perf_counter()
-        rows = summary(store)
+        rows = summary(store)  # what `evalatlas summary` runs: both queries
+        outcome_summary(store, "agent")
     n = sum(r["episodes"] for r in rows)
 secs = time.perf_counter() - t0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -90,7 +94,10 @@ print(json.dumps({"n": n, "seconds": secs, "rss_mb": rss}))
 def run_child(kind: str, src: Path, db: Path, limit: int = 0) -> dict:
     out = subprocess.run([sys.executable, "-c", CHILD, kind, str(src), str(db), str(limit)],
                          capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    start = out.stdout.rfind('{"n"')  # DuckDB's own progress bar may precede it
+    if start < 0:
+        raise RuntimeError(f"{kind} printed no result: {out.stdout[-500:]!r}")
+    return json.loads(out.stdout[start:].strip())
 
 
 def fresh_db(tmp: Path, name: str) -> Path:

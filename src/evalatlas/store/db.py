@@ -81,8 +81,11 @@ class Store:
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except (duckdb.Error, OSError) as exc:
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+        # DuckDB's own progress bar writes to stdout, which would corrupt --format json
+        # output; the CLI draws its own (rich, on stderr).
         self.con.execute(
-            f"SET memory_limit = '{_memory_limit()}'; SET preserve_insertion_order = false")
+            f"SET memory_limit = '{_memory_limit()}'; SET preserve_insertion_order = false; "
+            "SET enable_progress_bar = false")
         if not read_only:
             self.con.execute(DDL)
             self.con.execute(
