@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
+from evalatlas.cli.common import FormatOption, OutputOption, console, emit, fail, open_store
 from evalatlas.cli.render import OutputFormat, fmt_value, render
 from evalatlas.pricing import unknown_price_models
 from evalatlas.store.outcomes import outcome_summary
@@ -23,6 +23,10 @@ def _rate(row: dict[str, Any]) -> str:
     if row["outcome_unknown_episodes"]:
         text += f" ({row['outcome_unknown_episodes']} unknown)"
     return text
+
+
+WIDE = 150
+"""Terminal width below which the table shows only the headline columns."""
 
 
 def _clustered(row: dict[str, Any]) -> str:
@@ -111,6 +115,11 @@ def summary_cmd(
         ("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1)),
     ]
     notes = []
+    if fmt == OutputFormat.table and console.width < WIDE:
+        keep = {*groups, "episodes", "tasks", "success_rate", "pass_at_k", "total_cost_usd"}
+        columns = [c for c in columns if c[0] in keep]
+        notes.append("narrow terminal: some columns hidden (errors, tokens, time, clustered "
+                     "CI); widen it or use --format markdown|json|csv")
     if unpriced:
         notes.append("cost unknown (no price for these models; add them with a price file, "
                      "see `evalatlas price --help`): " + ", ".join(unpriced))
