@@ -148,3 +148,12 @@ def test_unknown_outcomes_are_counted_apart(tmp_path: Path) -> None:
     assert row["success_rate"] == 0.5
     assert (row["success_rate_ci_low"], row["success_rate_ci_high"]) == pytest.approx(
         wilson_interval(1, 2))
+
+
+def test_other_harnesses_jsonl_is_not_mistaken_for_records(tmp_path: Path) -> None:
+    fixtures = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "eee" / "lm_eval"
+    (samples,) = fixtures.glob("samples_*.jsonl")
+    with Store(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [samples])
+    assert rep.episodes == 0 and rep.rejected == 1
+    assert rep.problems[0].reason == "unrecognised input format (no adapter claims this file)"

@@ -7,6 +7,7 @@ a :class:`Problem` naming the file, the line and the field; the other lines are 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,12 +23,27 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 SUFFIXES = (".jsonl", ".ndjson")
 
 
+_MARKERS = ("trajectory_id", "experiment_id", "evaluation_id", "experiment_name")
+
+
 def _detect(path: Path) -> bool:
-    if not path.name.endswith(SUFFIXES):
+    """A ``.jsonl`` whose first record carries one of our id keys, or cannot be parsed.
+
+    Other harnesses' JSONL (lm-eval samples, EEE instance files) are not ours and are
+    left alone; a broken or empty file is claimed so its problems get reported.
+    """
+    if not path.name.endswith(SUFFIXES) or path.is_dir():
         return False
-    head = head_bytes(path, 2048)
-    # Every Eval Ever instance files are JSONL too; they belong to the EEE adapter.
-    return not (b'"interaction_type"' in head and b'"schema_version"' in head)
+    head = head_bytes(path, 64 * 1024)
+    # Every Eval Ever instance files are JSONL too; they are not EvalLog records.
+    if b'"interaction_type"' in head and b'"schema_version"' in head:
+        return False
+    first = next((line for line in head.split(b"\n") if line.strip()), b"")
+    try:
+        data = json.loads(first)
+    except ValueError:
+        return True  # unparseable (or cut by the sniff window): let the reader report it
+    return not isinstance(data, dict) or any(k in data for k in _MARKERS)
 
 
 def record_kind(data: dict) -> type[EpisodeRecord] | type[ExperimentRecord] | type[Measurement]:
