@@ -31,7 +31,11 @@ schemas: install
 	$(BIN)/evalatlas schema --write schemas/
 
 bench: install
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/bench_ingest.py
+	$(BIN)/python benchmarks/bench_outcomes.py
+	$(BIN)/python benchmarks/bench_speedup.py
+	$(BIN)/python benchmarks/bench_codequality.py
+	$(BIN)/python benchmarks/bench_judge.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_DB) .pytest_cache
