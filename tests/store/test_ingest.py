@@ -157,3 +157,26 @@ def test_other_harnesses_jsonl_is_not_mistaken_for_records(tmp_path: Path) -> No
         rep = ingest_paths(store, [samples])
     assert rep.episodes == 0 and rep.rejected == 1
     assert rep.problems[0].reason == "unrecognised input format (no adapter claims this file)"
+
+
+def test_compare_and_tiers_skip_unknown_outcomes(tmp_path: Path) -> None:
+    from evalatlas.store.compare import compare
+    from evalatlas.store.tiers import tier_table
+
+    lines = []
+    for agent, outcomes in (("a", [1.0, 1.0, None, None]), ("b", [0.0, 1.0, 0.0, 0.0])):
+        lines.append({"experiment_id": agent, "experiment_name": agent, "benchmark_name": "b",
+                      "benchmark_subset": {"name": "b", "n_tasks": 4}, "labels": {"tier": agent},
+                      "agent": {"name": agent, "config": {"a": agent}}})
+        lines += [{"experiment_id": agent, "task_id": f"t{i}", "trajectory_id": f"t{i}",
+                   "reward": r} for i, r in enumerate(outcomes)]
+    src = tmp_path / "x.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [src])
+        (pair,), _ = compare(store, ["a", "b"])
+        tiers = tier_table(store, baseline="b")
+    assert pair["shared_tasks"] == 2  # t2, t3 have no known outcome for a
+    assert (pair["success_a"], pair["success_b"]) == (1.0, 0.5)
+    rows = {r["tier"]: r for r in tiers.rows}
+    assert rows["a"]["runs"] == 2 and rows["a"]["pass_rate"] == 1.0

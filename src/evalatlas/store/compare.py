@@ -118,7 +118,9 @@ def _load(store: Store, side: Side, score: str | None) -> dict[str, np.ndarray]:
     arr = store.query_arrays(
         f"SELECT e.task_id, coalesce(e.attempt, -1) AS attempt, e.success, "
         f"{score_sql} AS score, e.cost_usd FROM episodes e "
-        f"WHERE e.experiment_id IN ({marks})", list(side.experiment_ids))
+        f"WHERE e.experiment_id IN ({marks}) "
+        # an unknown outcome (null reward) is not a failure: such episodes are not paired
+        f"AND e.success IS NOT NULL", list(side.experiment_ids))
     return {
         "task": np.asarray(arr["task_id"], dtype=object),
         "attempt": np.asarray(arr["attempt"], dtype=np.int64),

@@ -87,7 +87,8 @@ def load_tier_runs(
                e.task_id, e.success,
                TRY_CAST(e.scores->>'$."{impl_score}"' AS DOUBLE) AS impl, e.cost_usd
         FROM episodes e JOIN experiments x USING (experiment_id)
-        WHERE json_extract_string(x.labels, '$."{label}"') IS NOT NULL {where}
+        WHERE json_extract_string(x.labels, '$."{label}"') IS NOT NULL
+          AND e.success IS NOT NULL {where}
     """
     arrays = store.query_arrays(sql, params)
     out: dict[str, dict[str, np.ndarray]] = {}
