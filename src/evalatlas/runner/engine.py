@@ -40,7 +40,7 @@ from evalatlas.errors import Problem
 from evalatlas.judge.answer import CRITERIA, SourceText, judge_answer
 from evalatlas.judge.client import JudgeClient, scrub
 from evalatlas.judge.code_review import review_code, review_to_extra
-from evalatlas.judge.lexical import lexical_scores
+from evalatlas.metrics.lexical import lexical_scores
 from evalatlas.metrics.profiles import QuestionContext, get_profile
 from evalatlas.metrics.retrieval import retrieval_precision, retrieval_recall
 from evalatlas.records.evallog import EPISODE_FILE, EPISODES_DIR, EXPERIMENT_FILE, record_json

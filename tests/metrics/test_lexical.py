@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalatlas.judge.lexical import exact_match, lexical_scores, normalize, token_f1
+from evalatlas.metrics.lexical import exact_match, lexical_scores, normalize, token_f1
 
 
 def test_normalize() -> None:
