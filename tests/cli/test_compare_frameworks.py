@@ -148,3 +148,13 @@ def test_runner_style_episodes_keep_boolean_profile_metrics():
     assert sm["multi_hop_questions"] == 2.0 and sm["multi_hop_chain_success_rate"] == 0.5
     assert "judge_cached_avg" not in sm and "reward_missing_avg" not in sm
     assert rep["frameworks"][0]["code_quality"]["maintainability_index"] == 30.0
+
+
+def test_a_folder_of_results_files_is_expanded(tmp_path):
+    _write(tmp_path / "results", {"a.json": _doc("Pydantic AI", 0, [5, 4, 3]),
+                                  "b.json": _doc("LangGraph", 0, [3, 3, 3])})
+    (tmp_path / "results" / "notes.json").write_text('{"not": "a results file"}')
+    r = CliRunner().invoke(app, ["compare-frameworks", str(tmp_path / "results"), "-f", "json"])
+    assert r.exit_code == 0, r.output
+    names = sorted(f["summary"]["avg_correctness"] for f in json.loads(r.stdout)["frameworks"])
+    assert names == [3.0, 4.0]

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
+from evalatlas.adapters.framework_results import ADAPTER as FRAMEWORK_RESULTS
 from evalatlas.adapters.framework_results import read_results_file
 from evalatlas.adapters.frameworks import Scenario, load_scenario
 from evalatlas.cli.common import OutputOption, emit, err_console, fail, open_store
@@ -56,10 +58,22 @@ def data_from_files(
                          scenario_def=scenario_def), problems
 
 
+def _expand(paths: list[Path]) -> list[Path]:
+    """Files as given; folders replaced by the results files found under them."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            out += [f for f in sorted(p.rglob("*.json")) if FRAMEWORK_RESULTS.detect(f)]
+        else:
+            out.append(p)
+    return out
+
+
 def compare_frameworks_cmd(
     ctx: typer.Context,
     results_files: Annotated[list[Path] | None, typer.Argument(
-        help="Upstream results JSON files; without them, the store's episodes.")] = None,
+        help="Upstream results JSON files or folders of them; without them, the store's "
+        "episodes.")] = None,
     scenario: Annotated[str | None, typer.Option("--scenario", "-s",
                                                  help="Only this scenario.")] = None,
     mode: Annotated[str | None, typer.Option("--mode", "-m",
@@ -88,6 +102,7 @@ def compare_frameworks_cmd(
         scenario = scenario or scenario_def.name
     problems: list[Problem] = []
     if results_files:
+        results_files = _expand(results_files)
         data, problems = data_from_files(results_files, scenario=scenario, mode=mode,
                                          scenario_def=scenario_def)
         if framework:
@@ -97,7 +112,8 @@ def compare_frameworks_cmd(
             data = load_framework_data(store, scenario=scenario, mode=mode,
                                        frameworks=framework, scenario_def=scenario_def)
     for p in problems:
-        err_console.print(f"[yellow]skipped:[/] {p}", markup=True, highlight=False)
+        err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", markup=True,
+                          highlight=False)
     if not data:
         fail("no framework results found" + (" in the given files" if results_files else
              " in the store (ingest results files or run `evalatlas run` first)"))
