@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from evalatlas.cli.common import FormatOption, OutputOption, emit, err_console, fail
 from evalatlas.cli.render import OutputFormat, fmt_value, render
@@ -45,7 +46,7 @@ def codequality_cmd(
     result = analyse_path(path, framework_prefixes=prefixes, workers=workers,
                           exclude=exclude or ())
     for p in result.problems:
-        err_console.print(f"[yellow]skipped:[/] {p}", markup=True, highlight=False)
+        err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", markup=True, highlight=False)
     rows: list[dict[str, Any]] = [] if totals_only else [dict(r) for r in result.files]
     rows.append({"path": "(total)",
                  **result.totals})

@@ -51,6 +51,6 @@ def emit(text: str | None, output: Path | None = None) -> None:
         return
     if output is not None:
         output.write_text(text, encoding="utf-8")
-        err_console.print(f"wrote {output}")
+        err_console.print(f"wrote {output}", markup=False, highlight=False)
     else:
         typer.echo(text, nl=False)

@@ -23,7 +23,7 @@ def jsonl_cmd(
     """One self-contained EpisodeRecord per line (the seed's ATLAS submission file)."""
     with open_store(ctx.parent, read_only=True) as store:
         n = export_jsonl(store, path, experiment)
-    console.print(f"wrote {n:,} episode records to {path}", highlight=False)
+    console.print(f"wrote {n:,} episode records to {path}", highlight=False, markup=False)
 
 
 @export_app.command("parquet")
@@ -36,7 +36,7 @@ def parquet_cmd(
         counts = export_parquet(store, directory)
     for table, n in counts.items():
         console.print(f"{table}: {n:,} rows -> {directory / (table + '.parquet')}",
-                      highlight=False)
+                      highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:
