@@ -41,8 +41,20 @@ def _pass_at_k(row: dict[str, Any]) -> str:
     for k, v in (row.get("pass_at_k") or {}).items():
         if k == "1" or v["value"] is None:
             continue
-        parts.append(f"@{k} {100 * v['value']:.1f}%")
+        ci = ""
+        if v["ci_low"] is not None and v["ci_high"] is not None:
+            ci = f" [{100 * max(0.0, v['ci_low']):.1f}, {100 * min(1.0, v['ci_high']):.1f}]"
+        parts.append(f"@{k} {100 * v['value']:.1f}%{ci}")
     return ", ".join(parts) or "-"
+
+
+def _reward(row: dict[str, Any]) -> str:
+    m, lo, hi = row["mean_reward"], row["mean_reward_ci_low"], row["mean_reward_ci_high"]
+    if m is None:
+        return "-"
+    if lo != lo or hi != hi:  # NaN: no spread to estimate
+        return f"{m:.3f}"
+    return f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def _merge_outcomes(rows: list[dict[str, Any]], outcomes: list[dict[str, Any]],
@@ -107,7 +119,7 @@ def summary_cmd(
         ("success_rate", f"success [{pct} CI]", _rate),
         ("success_rate_clustered_ci_low", "CI, tasks clustered", _clustered),
         ("pass_at_k", "pass@k", _pass_at_k),
-        ("mean_reward", "mean reward"),
+        ("mean_reward", "mean reward [CI]", _reward),
         ("errors_by_type", "errors", _errors),
         ("total_tokens", "tokens"),
         ("mean_tokens", "tokens/ep", lambda r: fmt_value(r["mean_tokens"], 0)),

@@ -11,7 +11,10 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 from evalatlas.stats.intervals import wilson_interval
+from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
 
 _LABEL = re.compile(r"^label:([A-Za-z0-9_.\-]+)$")
@@ -64,6 +67,9 @@ def summary(
     Success rate and its interval are over the episodes whose outcome is known
     (``reward`` not null); ``outcome_unknown_episodes`` counts the others.
 
+    Mean reward carries an interval with tasks as clusters (repeated attempts of one
+    task are not independent; :func:`evalatlas.stats.mean_with_interval`).
+
     Cost: ``total_cost_usd`` sums the episodes whose cost is known and
     ``cost_unknown_episodes`` counts the others, so an unknown cost never reads as $0.
     """
@@ -102,6 +108,7 @@ def summary(
         {where} {"AND" if where else "WHERE"} (e.status <> 'completed' OR e.error_type IS NOT NULL)
         GROUP BY {gb}, kind ORDER BY n DESC, kind
     """
+    reward_ci = _mean_reward_intervals(store, keys, gb, len(exprs), where, params, confidence)
     errors: dict[tuple, dict[str, int]] = {}
     for r in store.query(err_sql, params):
         gk = tuple(r[f"k{i}"] for i in range(len(exprs)))
@@ -124,6 +131,8 @@ def summary(
             "success_rate_ci_low": lo,
             "success_rate_ci_high": hi,
             "mean_reward": r["mean_reward"],
+            "mean_reward_ci_low": reward_ci.get(gk, (math.nan, math.nan))[0],
+            "mean_reward_ci_high": reward_ci.get(gk, (math.nan, math.nan))[1],
             "errors": int(r["errors"]),
             "errors_by_type": errors.get(gk, {}),
             "total_tokens": int(r["total_tokens"]) if r["total_tokens"] is not None else None,
@@ -134,4 +143,37 @@ def summary(
             "mean_wall_time_s": r["mean_wall_time_s"],
         })
         out.append(row)
+    return out
+
+
+def _mean_reward_intervals(
+    store: Store, keys: str, gb: str, n_keys: int, where: str, params: list[Any],
+    confidence: float,
+) -> dict[tuple, tuple[float, float]]:
+    """group key -> (low, high) of mean reward, tasks as clusters, over known rewards."""
+    arrays = store.query_arrays(f"""
+        SELECT {keys}, dense_rank() OVER (ORDER BY e.task_id) AS task_code, e.reward
+        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
+        {where} {"AND" if where else "WHERE"} e.reward IS NOT NULL
+        ORDER BY {gb}
+    """, params)
+    n = len(arrays["reward"])
+    if n == 0:
+        return {}
+    cols = [np.asarray(arrays[f"k{i}"], dtype=object) for i in range(n_keys)]
+    reward = np.asarray(arrays["reward"], dtype=float)
+    task = np.asarray(arrays["task_code"], dtype=np.int64)
+    change = np.zeros(n, dtype=bool)
+    for c in cols:
+        change[1:] |= c[1:] != c[:-1]
+    bounds = [*np.flatnonzero(change), n]
+    out: dict[tuple, tuple[float, float]] = {}
+    start = 0
+    for end in bounds:
+        if end == start:
+            continue
+        iv = mean_with_interval(reward[start:end], clusters=task[start:end],
+                                confidence=confidence)
+        out[tuple(c[start] for c in cols)] = (iv.low, iv.high)
+        start = end
     return out
