@@ -12,13 +12,29 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from evalatlas.adapters.frameworks import load_scenario
-from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
+from evalatlas.cli.common import (
+    FormatOption,
+    OutputOption,
+    emit,
+    err_console,
+    fail,
+    open_store,
+)
 from evalatlas.cli.render import OutputFormat, render
 from evalatlas.cli.run import (
     JudgeBaseUrlOption,
@@ -97,8 +113,26 @@ def _episode_file(row: dict[str, Any]) -> Path | None:
 
 
 async def judge_rows(store: Store, rows: list[dict[str, Any]], judge: JudgeClient,
-                     docs: dict[str, str]) -> dict[str, int]:
+                     docs: dict[str, str], *, flush_every: int = 50,
+                     on_done: Callable[[], None] | None = None) -> dict[str, int]:
+    """Judge ``rows`` concurrently; each judged episode is stored as it finishes.
+
+    Store writes go in batches of ``flush_every`` (one transaction each), so an
+    interrupted run keeps what it had judged; the runner's episode files are rewritten
+    one by one. The judge's concurrency limit bounds the calls in flight.
+    """
     counts = {"judged": 0, "failed": 0, "cached": 0}
+    pending: list[tuple[EpisodeRecord, str | None]] = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        batch = store.next_batch_id()
+        store.write_batch(batch_id=batch, experiments=[],
+                          episodes=[episode_row(ep, src, batch) for ep, src in pending],
+                          measurements=[], problems=[], sources=["evalatlas judge"],
+                          started_at=_dt.datetime.now(_dt.UTC))
+        pending.clear()
 
     async def one(row: dict[str, Any]) -> tuple[dict[str, Any], EpisodeRecord, Any]:
         ep = episode_from_row(row)
@@ -107,22 +141,22 @@ async def judge_rows(store: Store, rows: list[dict[str, Any]], judge: JudgeClien
                                      ep.output_text, sources)
         return row, ep, verdict
 
-    results = await asyncio.gather(*(one(r) for r in rows))
-    batch = store.next_batch_id()
-    out_rows = []
-    for row, ep, verdict in results:
-        new = apply_verdict(ep, verdict)
-        counts["failed" if verdict.error else "judged"] += 1
-        counts["cached"] += int(verdict.cached)
-        source = row.get("source_file")
-        out_rows.append(episode_row(new, source, batch))
-        path = _episode_file(row) if row.get("x_framework") == "evalatlas-runner" else None
-        if path is not None:
-            atomic_write_text(path, record_json(new, indent=2))
-    if out_rows:
-        store.write_batch(batch_id=batch, experiments=[], episodes=out_rows, measurements=[],
-                          problems=[], sources=["evalatlas judge"],
-                          started_at=_dt.datetime.now(_dt.UTC))
+    try:
+        for fut in asyncio.as_completed([one(r) for r in rows]):
+            row, ep, verdict = await fut
+            new = apply_verdict(ep, verdict)
+            counts["failed" if verdict.error else "judged"] += 1
+            counts["cached"] += int(verdict.cached)
+            path = _episode_file(row) if row.get("x_framework") == "evalatlas-runner" else None
+            if path is not None:
+                atomic_write_text(path, record_json(new, indent=2))
+            pending.append((new, row.get("source_file")))
+            if on_done is not None:
+                on_done()
+            if len(pending) >= flush_every:
+                flush()
+    finally:
+        flush()  # keep what was judged, also when interrupted
     return counts
 
 
@@ -157,7 +191,12 @@ def judge_cmd(
         try:
             with open_store(ctx) as store:
                 rows = select_unjudged(store, experiment, rejudge, limit)
-                return await judge_rows(store, rows, judge, docs)
+                with Progress(SpinnerColumn(), TextColumn("judging"), BarColumn(),
+                              MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
+                              transient=True, disable=not err_console.is_terminal) as bar:
+                    task = bar.add_task("judging", total=len(rows))
+                    return await judge_rows(store, rows, judge, docs,
+                                            on_done=lambda: bar.advance(task))
         finally:
             await judge.aclose()
 
