@@ -196,3 +196,19 @@ def test_mean_reward_interval_is_task_clustered(tmp_path: Path) -> None:
         assert (row["mean_reward_ci_low"], row["mean_reward_ci_high"]) == pytest.approx(
             (iv.low, iv.high))
         assert iv.low < row["mean_reward"] < iv.high
+
+
+def test_fixing_a_file_clears_its_quarantine(tmp_path: Path) -> None:
+    src = tmp_path / "f.jsonl"
+    good = {"experiment_id": "e1", "task_id": "t", "trajectory_id": "a", "reward": 1.0}
+    src.write_text(json.dumps({**good, "reward": "high"}) + "\n")
+    other = tmp_path / "other.jsonl"
+    other.write_text("{broken\n")
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [src, other])
+        assert store.count("quarantine") == 2
+        src.write_text(json.dumps(good) + "\n")
+        ingest_paths(store, [src])
+        left = store.query("SELECT source_file FROM quarantine")
+        assert store.count("episodes") == 1
+    assert left == [{"source_file": str(other)}]  # other sources' problems are kept

@@ -149,6 +149,13 @@ class Store:
             f"DELETE FROM {table} WHERE ({keys}) IN (SELECT ({keys}) FROM {source})")
         self.con.execute(f"INSERT INTO {table} SELECT * FROM {source}")
 
+    def clear_quarantine(self, sources: list[str]) -> None:
+        """Drop quarantine rows of these sources (files under a directory source too)."""
+        for src in sources:
+            prefix = src.rstrip("/") + "/"
+            self.con.execute("DELETE FROM quarantine WHERE source_file = ? "
+                             "OR starts_with(source_file, ?)", [src, prefix])
+
     def next_batch_id(self) -> int:
         row = self.con.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM ingest_batches")
         return int(row.fetchone()[0])
@@ -163,8 +170,14 @@ class Store:
         problems: list[Problem],
         sources: list[str],
         started_at: _dt.datetime,
+        requarantine: list[str] | None = None,
     ) -> None:
-        """Write one batch in one transaction: all of it lands, or none of it."""
+        """Write one batch in one transaction: all of it lands, or none of it.
+
+        ``requarantine``: sources being (re-)read from the start in this batch; their old
+        quarantine rows (the source itself or files under it) are dropped first, so a file
+        fixed and ingested again no longer shows its old problems.
+        """
         now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
         qrows = [
             (problem_key(p), p.file, p.line, p.record, p.field, p.reason, batch_id, now)
@@ -173,6 +186,7 @@ class Store:
         qrows = list({r[0]: r for r in qrows}.values())
         self.con.execute("BEGIN TRANSACTION")
         try:
+            self.clear_quarantine(requarantine or [])
             self._insert("experiments", EXPERIMENT_COLUMNS, experiments)
             self._insert("episodes", EPISODE_COLUMNS, episodes)
             self._insert("measurements", MEASUREMENT_COLUMNS, measurements)

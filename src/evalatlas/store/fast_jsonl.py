@@ -217,6 +217,7 @@ def try_fast_ingest(store: Store, path: Path, batch_id: int) -> int:
             raise NotClean(f"{n_lines} lines but {n} JSON objects (blank lines?)")
         con.execute("BEGIN TRANSACTION")
         try:
+            store.clear_quarantine([str(path)])
             con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
                         "(SELECT (experiment_id, trajectory_id) FROM _fast_stage)")
             con.execute(f"INSERT INTO episodes {_select_rows(str(path), batch_id)}")

@@ -70,6 +70,7 @@ class _Batch:
         self.measurements: dict[tuple[str, str, str], tuple] = {}
         self.problems: list[Problem] = []
         self.sources: list[str] = []
+        self.requarantine: list[str] = []
         self.started = _dt.datetime.now(_dt.UTC)
         self.batch_id = store.next_batch_id()
 
@@ -89,12 +90,14 @@ class _Batch:
             problems=self.problems,
             sources=self.sources,
             started_at=self.started,
+            requarantine=self.requarantine,
         )
         report.batches += 1
         self.experiments.clear()
         self.episodes.clear()
         self.measurements.clear()
         self.problems.clear()
+        self.requarantine.clear()
         self.sources = self.sources[-1:]  # the current source continues in the next batch
         self.started = _dt.datetime.now(_dt.UTC)
         self.batch_id += 1
@@ -151,6 +154,7 @@ def ingest_paths(
                 batch.batch_id += 1
                 continue
         batch.sources.append(source)
+        batch.requarantine.append(source)
         try:
             items = adapter.read(path)
             for item in items:
