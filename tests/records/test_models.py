@@ -130,3 +130,11 @@ def test_unknown_outcome_is_null_not_failure() -> None:
         EpisodeRecord.model_validate(_episode(reward=None, success=False))
     with pytest.raises(ValidationError, match="required"):
         EpisodeRecord.model_validate({"experiment_id": "e", "task_id": "t", "trajectory_id": "x"})
+
+
+def test_missing_experiment_fields_are_named() -> None:
+    with pytest.raises(ValidationError) as exc:
+        ExperimentRecord.model_validate({"experiment_id": "e", "experiment_name": "n",
+                                         "agent": {}, "benchmark_name": "b"})
+    errors = exc.value.errors()
+    assert [(e["loc"], e["type"]) for e in errors] == [(("benchmark_subset",), "missing")]

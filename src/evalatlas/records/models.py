@@ -218,9 +218,8 @@ class ExperimentRecord(Record):
         if isinstance(data, dict):
             data = aliases.normalise_experiment(_drop_type(data))
             for key in ("benchmark_subset", "investigator_llm_config"):
-                data[key] = _drop_type(data.get(key)) if key in data else data.get(key)
-            if data.get("investigator_llm_config") is None:
-                data.pop("investigator_llm_config", None)
+                if key in data:
+                    data[key] = _drop_type(data[key])
             labels = data.get("labels")
             if isinstance(labels, dict):
                 data["labels"] = {
