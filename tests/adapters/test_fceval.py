@@ -202,6 +202,34 @@ def test_snapshot_pass_to_fail_in_merge(tmp_path: Path) -> None:
     assert a.extra["fallback_to_baseline"] and not a.success
 
 
+def test_merge_keys_a_sub_trial_by_its_own_agent_not_the_adapters_last_agent(
+        tmp_path: Path) -> None:
+    # reference section 7: the merge recomputes metrics per agent *config* (the
+    # sub-trial's own agent). When an agent's postrun tarball is missing (it crashed
+    # before profiling), the adapter's RESULT block in its sub-trial still names the
+    # previous agent as last_agent; that trial is the agent's own (failed, no speedups),
+    # not a second oracle episode carrying the oracle's speedups.
+    run_dir = tmp_path / RUN
+    task = "t1"
+    by = {"oracle:oracle": ORACLE}
+    oracle_result = {"last_agent": "oracle:oracle", "per_benchmark_speedups_by_agent": by}
+    _trial(run_dir, task, ".agent-1-oracle", _pane(TESTS_OK, oracle_result, SNAP_OK))
+    _trial(run_dir, task, ".agent-2-terminus-2", _pane(
+        {**TESTS_OK, "failed": 5}, oracle_result, SNAP_OK))
+    (run_dir / "fc.lock").write_text("")
+    _, eps, ms, problems = _items(run_dir)
+    keys = sorted(e.extra["agent_model"] for e in eps)
+    assert keys == ["oracle:oracle", "terminus-2"]
+    assert not any("appears twice" in p.reason for p in problems)
+    agent = next(e for e in eps if e.extra["agent_model"] == "terminus-2")
+    assert agent.extra["pytest_failed"] and not agent.success
+    assert agent.scores["num_valid_benchmarks"] == 0.0  # inherits nobody's speedups
+    assert not agent.extra["fallback_to_baseline"]
+    assert {m.trajectory_id for m in ms} == {f"{task}.1-of-1.{RUN}.agent-1-oracle"}
+    oracle = next(e for e in eps if e.extra["agent_model"] == "oracle:oracle")
+    assert oracle.success and oracle.scores["agent_advantage"] == 0.0
+
+
 def test_bad_input_corpus_keeps_good_trials(tmp_path: Path) -> None:
     run_dir = tmp_path / RUN
     (run_dir).mkdir()

@@ -186,20 +186,32 @@ def _read_json(path: Path, problems: list[Problem]) -> Any:
         return None
 
 
+def _same_agent(key: str, dir_agent: str) -> bool:
+    """Whether ``agent:model`` belongs to the agent named in a ``.agent-<i>-<agent>``
+    suffix (compared after T_BENCH's sanitising: other than ``[a-zA-Z0-9 .]`` -> ``-``)."""
+    def clean(s: str) -> str:
+        return re.sub(r"[^a-zA-Z0-9 .]", "-", s)
+    return clean(key.partition(":")[0]) == clean(dir_agent)
+
+
 def _agent_key(trial_dir: Path, results: dict[str, Any], blocks: dict[str, Any],
                run_meta: dict[str, Any]) -> str:
     pem = results.get("parser_extra_metrics")
     if isinstance(pem, dict) and isinstance(pem.get("agent_model_key"), str):
         return pem["agent_model_key"]
+    m = _TRIAL_NAME.match(trial_dir.name)
+    own = m.group("agent") if m and m.group("agent") else None
     res = blocks.get("RESULT")
-    if isinstance(res, dict) and isinstance(res.get("last_agent"), str):
+    if isinstance(res, dict) and isinstance(res.get("last_agent"), str) and (
+            own is None or _same_agent(res["last_agent"], own)):
+        # in a sub-trial whose agent left no tarball, last_agent is an earlier agent
         return res["last_agent"]
     costs = results.get("costs_by_agent_model")
-    if isinstance(costs, dict) and len(costs) == 1:
+    if isinstance(costs, dict) and len(costs) == 1 and (
+            own is None or _same_agent(str(next(iter(costs))), own)):
         return str(next(iter(costs)))
-    m = _TRIAL_NAME.match(trial_dir.name)
-    if m and m.group("agent"):
-        return m.group("agent")
+    if own:
+        return own
     agent, model = run_meta.get("agent_name"), run_meta.get("model_name")
     if isinstance(agent, str):
         return f"{agent}:{model}" if isinstance(model, str) else agent
