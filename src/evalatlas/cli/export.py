@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from evalatlas.cli.common import console, open_store
+from evalatlas.cli.common import console, fail, open_store
+from evalatlas.store.eee import RELATIONSHIPS, export_eee
 from evalatlas.store.export import export_jsonl, export_parquet
 
 export_app = typer.Typer(help="Export the store (seed JSONL, Parquet).", no_args_is_help=True)
@@ -37,6 +38,35 @@ def parquet_cmd(
     for table, n in counts.items():
         console.print(f"{table}: {n:,} rows -> {directory / (table + '.parquet')}",
                       highlight=False, markup=False)
+
+
+@export_app.command("eee")
+def eee_cmd(
+    ctx: typer.Context,
+    directory: Annotated[Path, typer.Argument(
+        help="Output folder; files go to DIR/data/<benchmark>/<developer>/<model>/.")],
+    experiment: Annotated[list[str] | None, typer.Option(
+        "--experiment", "-e", help="Only these experiments (id or name).")] = None,
+    organization: Annotated[str, typer.Option(
+        help="source_organization_name: who ran the evaluation.")] = "unknown",
+    relationship: Annotated[str, typer.Option(
+        help="evaluator_relationship: " + ", ".join(RELATIONSHIPS) + ".")] = "third_party",
+) -> None:
+    """Every Eval Ever 0.3.0: per experiment an aggregate {uuid}.json + {uuid}_samples.jsonl
+    (docs/eee-export.md). Episodes with an unknown reward are counted, not exported."""
+    if relationship not in RELATIONSHIPS:
+        fail(f"--relationship must be one of {', '.join(RELATIONSHIPS)}")
+    with open_store(ctx.parent, read_only=True) as store:
+        result = export_eee(store, directory, experiment, organization=organization,
+                            relationship=relationship)
+    for w in result.written:
+        unknown = f", {w.outcome_unknown} unknown outcome left out" if w.outcome_unknown else ""
+        console.print(f"{w.experiment_name}: score {w.score:.4g}, {w.rows:,} samples{unknown} "
+                      f"-> {w.aggregate}", highlight=False, markup=False, soft_wrap=True)
+    for exp_id, reason in result.skipped:
+        console.print(f"skipped {exp_id}: {reason}", highlight=False, markup=False)
+    console.print(f"wrote {len(result.written)} EEE evaluations under {directory / 'data'}",
+                  highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:
