@@ -11,7 +11,8 @@ from evalatlas.cli.common import console, fail, open_store
 from evalatlas.store.eee import RELATIONSHIPS, export_eee
 from evalatlas.store.export import export_jsonl, export_parquet
 
-export_app = typer.Typer(help="Export the store (seed JSONL, Parquet).", no_args_is_help=True)
+export_app = typer.Typer(help="Export the store (seed JSONL, Parquet, Every Eval Ever).",
+                         no_args_is_help=True)
 
 
 @export_app.command("jsonl")
@@ -52,8 +53,11 @@ def eee_cmd(
     relationship: Annotated[str, typer.Option(
         help="evaluator_relationship: " + ", ".join(RELATIONSHIPS) + ".")] = "third_party",
 ) -> None:
-    """Every Eval Ever 0.3.0: per experiment an aggregate {uuid}.json + {uuid}_samples.jsonl
-    (docs/eee-export.md). Episodes with an unknown reward are counted, not exported."""
+    """Every Eval Ever 0.3.0 files: an aggregate and a samples file per experiment.
+
+    Layout and mapping in docs/eee-export.md. Episodes whose reward is unknown are
+    counted in the aggregate, not exported as samples (EEE requires a score).
+    """
     if relationship not in RELATIONSHIPS:
         fail(f"--relationship must be one of {', '.join(RELATIONSHIPS)}")
     with open_store(ctx.parent, read_only=True) as store:
