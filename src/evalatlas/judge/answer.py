@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalatlas.judge.client import JudgeClient, require_int, require_str
+from evalatlas.judge.client import JudgeCall, JudgeClient, require_int, require_str
 from evalatlas.records.models import UsageSummary
 
 CRITERIA = ("correctness", "completeness", "faithfulness")
@@ -62,6 +62,17 @@ class JudgeResult:
     def ok(self) -> bool:
         return self.error is None
 
+    @classmethod
+    def from_call(cls, call: JudgeCall[Any], criteria: tuple[str, ...], model: str
+                  ) -> JudgeResult:
+        """The result of a validated criteria-plus-reasoning call; on failure every
+        criterion is None (missing, never 0) and ``error`` says why."""
+        if call.value is None:
+            return cls({c: None for c in criteria}, None, call.error, call.usage,
+                       call.cached, call.attempts, model)
+        return cls({c: float(call.value[c]) for c in criteria}, call.value["reasoning"],
+                   None, call.usage, call.cached, call.attempts, model)
+
 
 def _sources_block(sources: list[SourceText]) -> str:
     if not sources:
@@ -105,8 +116,4 @@ async def judge_answer(
     """Judge one answer; on failure every criterion is None and ``error`` says why."""
     call = await client.complete(answer_messages(question, expected, answer, sources),
                                  validate_answer, kind="answer")
-    if call.value is None:
-        return JudgeResult({c: None for c in CRITERIA}, None, call.error, call.usage,
-                           call.cached, call.attempts, client.config.model)
-    return JudgeResult({c: float(call.value[c]) for c in CRITERIA}, call.value["reasoning"],
-                       None, call.usage, call.cached, call.attempts, client.config.model)
+    return JudgeResult.from_call(call, CRITERIA, client.config.model)

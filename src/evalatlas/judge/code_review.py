@@ -57,11 +57,7 @@ async def review_code(
     """Review one source file. On failure the scores are None and ``error`` says why."""
     call = await client.complete(review_messages(framework, scenario, source),
                                  validate_review, kind="code_review")
-    if call.value is None:
-        return JudgeResult({c: None for c in CRITERIA}, None, call.error, call.usage,
-                           call.cached, call.attempts, client.config.model)
-    return JudgeResult({c: float(call.value[c]) for c in CRITERIA}, call.value["reasoning"],
-                       None, call.usage, call.cached, call.attempts, client.config.model)
+    return JudgeResult.from_call(call, CRITERIA, client.config.model)
 
 
 def review_to_extra(result: JudgeResult) -> dict[str, Any]:

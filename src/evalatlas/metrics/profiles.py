@@ -202,6 +202,33 @@ def _tool_match(metadata: Mapping[str, Any], actual: Sequence[str]) -> tuple[int
     return len(expected), matched, _ratio(matched, len(expected))
 
 
+def _int_field(metadata: Mapping[str, Any], key: str) -> int:
+    """An integer metadata field; absent or unparseable counts 0, as upstream's
+    ``int(md.get(key, 0) or 0)`` inside its error handling."""
+    try:
+        return int(metadata.get(key, 0) or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _avg_tool_coverage(subset: Sequence[Mapping[str, Any]], count_key: str) -> list[float]:
+    """Tool coverages of the questions that require tools (``count_key`` > 0)."""
+    return [_f(m, "tool_coverage") for m in subset
+            if float(m.get(count_key) or 0) > 0 and m.get("tool_coverage") is not None]
+
+
+def _easy_and_trace(out: dict[str, float], easy: Sequence[Mapping[str, Any]],
+                    question_metrics: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The aggregates both tool profiles share: easy questions' hop coverage, trace rate."""
+    e_cov = _subset_mean(easy, "hop_coverage")
+    if e_cov:
+        out["easy_avg_hop_coverage"] = _mean(e_cov)
+    if question_metrics:
+        out["tool_trace_rate"] = _mean([float(m.get("has_tool_trace") or 0.0)
+                                        for m in question_metrics])
+    return out
+
+
 class ToolBranchingProfile(ScenarioProfile):
     """``tool_branching_qa``: branching vs easy questions, tool coverage, tool trace rate."""
 
@@ -213,10 +240,7 @@ class ToolBranchingProfile(ScenarioProfile):
     def question_metrics(self, ctx: QuestionContext) -> dict[str, ScalarMetric]:
         md = ctx.metadata
         hops = _hops(md)
-        try:
-            points = int(md.get("branching_points", 0) or 0)
-        except (TypeError, ValueError):
-            points = 0
+        points = _int_field(md, "branching_points")
         branching = bool(md.get("branching", False) or points > 0 or len(hops) > 1)
         h = hop_metrics(hops, ctx.answer, ctx.sources_used)
         actual = tool_names(ctx.answer_metadata)
@@ -242,17 +266,10 @@ class ToolBranchingProfile(ScenarioProfile):
                     out[agg] = _mean(vals)
             out["branching_success_rate"] = _mean(
                 [float(m.get("branching_success") or 0.0) for m in br])
-            tc = [_f(m, "tool_coverage") for m in br
-                  if float(m.get("required_tools") or 0) > 0 and m.get("tool_coverage") is not None]
+            tc = _avg_tool_coverage(br, "required_tools")
             if tc:
                 out["branching_avg_tool_coverage"] = _mean(tc)
-        e_cov = _subset_mean(easy, "hop_coverage")
-        if e_cov:
-            out["easy_avg_hop_coverage"] = _mean(e_cov)
-        if question_metrics:
-            out["tool_trace_rate"] = _mean([float(m.get("has_tool_trace") or 0.0)
-                                            for m in question_metrics])
-        return out
+        return _easy_and_trace(out, easy, question_metrics)
 
 
 COORDINATION_DIFFICULTIES = frozenset({"coordination", "hard_coordination"})
@@ -290,10 +307,7 @@ class MultiAgentCoordinationProfile(ScenarioProfile):
         h = hop_metrics(_hops(md), ctx.answer, ctx.sources_used)
         tools = tool_names(ctx.answer_metadata, dicts_only=True)
         n_req, matched, cov = _tool_match(md, tools)
-        try:
-            points = int(md.get("coordination_points", 0) or 0)
-        except (TypeError, ValueError):
-            points = 0
+        points = _int_field(md, "coordination_points")
         return {
             "is_coordination": is_coord, "is_easy": not is_coord,
             "coordination_points": points,
@@ -316,20 +330,12 @@ class MultiAgentCoordinationProfile(ScenarioProfile):
                 vals = _subset_mean(co, key)
                 if vals:
                     out[f"coordination_avg_{key}"] = _mean(vals)
-            tc = [_f(m, "tool_coverage") for m in co
-                  if float(m.get("required_tools_count") or 0) > 0
-                  and m.get("tool_coverage") is not None]
+            tc = _avg_tool_coverage(co, "required_tools_count")
             if tc:
                 out["coordination_avg_tool_coverage"] = _mean(tc)
             out["coordination_success_rate"] = _mean(
                 [float(m.get("coordination_success") or 0.0) for m in co])
-        e_cov = _subset_mean(easy, "hop_coverage")
-        if e_cov:
-            out["easy_avg_hop_coverage"] = _mean(e_cov)
-        if question_metrics:
-            out["tool_trace_rate"] = _mean([float(m.get("has_tool_trace") or 0.0)
-                                            for m in question_metrics])
-        return out
+        return _easy_and_trace(out, easy, question_metrics)
 
 
 _REGISTRY: dict[str, ScenarioProfile] = {}
