@@ -32,14 +32,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
-
-import openai
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from evalatlas.errors import EvalAtlasError
 from evalatlas.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from evalatlas.pricing import fill_missing_cost
 from evalatlas.records.models import UsageSummary
+
+if TYPE_CHECKING:
+    import openai
 
 T = TypeVar("T")
 
@@ -181,6 +182,8 @@ class JudgeClient:
                     "the LLM judge needs OPENAI_API_KEY (or --judge-base-url for a local "
                     "server that needs no key)")
             api_key = "not-needed"  # local servers (vLLM, Ollama) ignore the key
+        import openai  # here, not at import: the SDK costs ~0.8 s of CLI start-up
+
         self._client = openai.AsyncOpenAI(
             api_key=api_key, base_url=config.base_url, timeout=config.timeout_s,
             max_retries=0,
@@ -239,6 +242,8 @@ class JudgeClient:
     async def _complete(
         self, messages: list[dict[str, str]], validate: Callable[[dict[str, Any]], T], key: str
     ) -> JudgeCall[T]:
+        import openai
+
         cfg = self.config
         convo = list(messages)
         prompt_tokens = completion_tokens = n_calls = 0

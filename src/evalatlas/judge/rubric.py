@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import krippendorff
 import numpy as np
 import yaml
 
@@ -265,6 +264,8 @@ def krippendorff_alpha_interval(matrix: Any) -> float | None:
     values = m[:, pairable]
     if np.unique(values[~np.isnan(values)]).size < 2:
         return None
+    import krippendorff  # here, not at import: it pulls in scipy (CLI start-up)
+
     alpha = krippendorff.alpha(reliability_data=m, level_of_measurement="interval")
     return float(alpha) if math.isfinite(alpha) else None
 

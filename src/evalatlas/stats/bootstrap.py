@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 BootstrapMethod = Literal["BCa", "percentile", "basic"]
 
@@ -49,6 +48,8 @@ def bootstrap_ci(
         point = float(statistic(arr))
         return (point, point)
     vec = _vectorised(statistic)
+    from scipy import stats  # here, not at import: scipy.stats costs ~1 s of CLI start-up
+
     res = stats.bootstrap(
         (arr,), statistic, confidence_level=confidence, n_resamples=n_resamples,
         method=method, random_state=np.random.default_rng(seed), vectorized=vec,

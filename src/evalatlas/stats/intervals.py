@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-
-from scipy.stats import norm
+from statistics import NormalDist
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -22,9 +21,13 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if n == 0:
         return (math.nan, math.nan)
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # At 0 (or n) successes the lower (upper) bound is exactly 0 (1): centre == half
+    # algebraically; do not let rounding leave 1e-17 there.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return (low, high)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 PairedTest = Literal["wilcoxon", "permutation", "t"]
 
@@ -49,6 +48,8 @@ def mcnemar_test(
     ``chi2``: ``(|b - c| - 1)^2 / (b + c)`` with continuity correction, chi-square 1 df.
     ``auto``: exact below 25 discordant pairs, else chi2. No discordant pair: p = 1.
     """
+    from scipy import stats  # here: scipy.stats costs ~1 s of CLI start-up
+
     a = np.asarray(a_success, dtype=bool).ravel()
     b = np.asarray(b_success, dtype=bool).ravel()
     if a.size != b.size:
@@ -115,6 +116,8 @@ def paired_difference(
     Pairs where either value is NaN are dropped and counted in ``n_dropped``. Fewer than
     2 pairs give NaN se, interval and p-value.
     """
+    from scipy import stats  # here: scipy.stats costs ~1 s of CLI start-up
+
     av = np.asarray(a, dtype=float).ravel()
     bv = np.asarray(b, dtype=float).ravel()
     if av.size != bv.size:

@@ -10,8 +10,7 @@ the paper's exact notation is unconfirmed (the reference says so).
 from __future__ import annotations
 
 import math
-
-from scipy.stats import norm
+from statistics import NormalDist
 
 
 def _omega2(diff_variance: float, within_a: float, attempts_a: int, within_b: float,
@@ -26,7 +25,7 @@ def _omega2(diff_variance: float, within_a: float, attempts_a: int, within_b: fl
 def _z_sum(alpha: float, power: float) -> float:
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise ValueError(f"alpha and power must be in (0, 1), got {alpha}, {power}")
-    return float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
+    return NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
 
 
 def tasks_needed(

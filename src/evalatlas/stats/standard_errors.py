@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy.stats import t as t_dist
 
 ClusterMethod = Literal["miller", "inspect"]
 
@@ -157,6 +156,8 @@ def mean_with_interval(
         raise ValueError(f"unknown interval method {method!r}")
     if df < 1 or math.isnan(se):
         return Interval(est, math.nan, math.nan, se, n, name, confidence, c, n_nan)
+    from scipy.stats import t as t_dist  # here: scipy.stats costs ~1 s of CLI start-up
+
     half = float(t_dist.ppf(0.5 + confidence / 2, df)) * se
     return Interval(est, est - half, est + half, se, n, name, confidence, c, n_nan)
 
