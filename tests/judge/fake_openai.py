@@ -63,6 +63,7 @@ class FakeOpenAI:
         self.delay_s = delay_s
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
+        self.send_usage = True  # False: like local servers that omit "usage"
         self.requests: list[dict[str, Any]] = []
         self.auth_headers: list[str | None] = []
         self._lock = threading.Lock()
@@ -134,15 +135,18 @@ class FakeOpenAI:
                     "missing_key": lambda: json.dumps({"correctness": 3, "completeness": 3,
                                                        "reasoning": "x"}),
                 }[action]()
-                self._send(200, {
+                payload = {
                     "id": "chatcmpl-test", "object": "chat.completion",
                     "created": int(time.time()), "model": body.get("model", "m"),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": fake.prompt_tokens,
-                              "completion_tokens": fake.completion_tokens,
-                              "total_tokens": fake.prompt_tokens + fake.completion_tokens},
-                })
+                }
+                if fake.send_usage:
+                    payload["usage"] = {
+                        "prompt_tokens": fake.prompt_tokens,
+                        "completion_tokens": fake.completion_tokens,
+                        "total_tokens": fake.prompt_tokens + fake.completion_tokens}
+                self._send(200, payload)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

@@ -58,6 +58,15 @@ def test_normal_answer_scores_and_usage(tmp_path: Path) -> None:
     assert "The GIL is a mutex." in sent["messages"][1]["content"]
 
 
+def test_server_without_usage_leaves_judge_tokens_and_cost_unknown(tmp_path: Path) -> None:
+    with FakeOpenAI() as srv:
+        srv.send_usage = False
+        r = _ask(_judge(srv, tmp_path, model="gpt-4o"))  # a priced model: cost would be $0
+    assert r.scores["correctness"] == 4.0
+    assert r.usage.prompt_tokens is None and r.usage.completion_tokens is None
+    assert r.usage.total_cost_usd is None and r.usage.n_llm_calls == 1
+
+
 @pytest.mark.parametrize("bad", ["malformed", "out_of_range", "missing_key"])
 def test_bad_output_is_retried(tmp_path: Path, bad: str) -> None:
     with FakeOpenAI([bad]) as srv:

@@ -155,10 +155,12 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return None
 
 
-def _usage_from(resp: Any) -> tuple[int, int]:
+def _usage_from(resp: Any) -> tuple[int, int] | None:
+    """(prompt, completion) tokens of a response; None when the server sent no usage
+    (some local servers don't): the judge's tokens and cost are then unknown, not 0."""
     u = getattr(resp, "usage", None)
     if u is None:
-        return 0, 0
+        return None
     return int(getattr(u, "prompt_tokens", 0) or 0), int(getattr(u, "completion_tokens", 0) or 0)
 
 
@@ -251,6 +253,7 @@ class JudgeClient:
         content: str | None = None
         attempt = 0
         temperature_dropped = False
+        usage_missing = False
         while attempt < cfg.max_attempts:
             attempt += 1
             try:
@@ -285,9 +288,12 @@ class JudgeClient:
                 if attempt < cfg.max_attempts:
                     await asyncio.sleep(self._backoff(attempt, None))
                 continue
-            p, c = _usage_from(resp)
-            prompt_tokens += p
-            completion_tokens += c
+            reported = _usage_from(resp)
+            if reported is None:
+                usage_missing = True
+            else:
+                prompt_tokens += reported[0]
+                completion_tokens += reported[1]
             content = resp.choices[0].message.content if resp.choices else None
             try:
                 value = validate(extract_json(content))
@@ -296,16 +302,19 @@ class JudgeClient:
                 convo = [*messages, {"role": "assistant", "content": content or ""},
                          {"role": "user", "content": JSON_REMINDER.format(reason=exc)}]
                 continue
-            usage = self._usage(prompt_tokens, completion_tokens, n_calls)
+            usage = self._usage(prompt_tokens, completion_tokens, n_calls, usage_missing)
             self.cache.put(key, {"content": content, "usage": usage.model_dump(mode="json"),
                                  "model": cfg.model, "created": time.time()})
             return JudgeCall(value, None, usage, attempt, raw=content, errors=errors)
-        usage = self._usage(prompt_tokens, completion_tokens, n_calls)
+        usage = self._usage(prompt_tokens, completion_tokens, n_calls, usage_missing)
         last = errors[-1] if errors else "no attempt made"
         return JudgeCall(None, f"judge failed after {attempt} attempt(s); last: {last}", usage,
                          attempt, raw=content, errors=errors)
 
-    def _usage(self, p: int, c: int, n: int) -> UsageSummary:
-        usage = UsageSummary(prompt_tokens=p, completion_tokens=c, n_llm_calls=n,
+    def _usage(self, p: int, c: int, n: int, missing: bool = False) -> UsageSummary:
+        """The judge's own usage; token counts (and so cost) unknown if any response
+        lacked them."""
+        usage = UsageSummary(prompt_tokens=None if missing else p,
+                             completion_tokens=None if missing else c, n_llm_calls=n,
                              model=self.config.model)
         return fill_missing_cost(usage, self.config.model)
