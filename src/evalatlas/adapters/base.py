@@ -11,6 +11,8 @@ so one bad record never hides the good ones beside it.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +41,19 @@ class Adapter:
 
 
 def head_bytes(path: Path, n: int = 4096) -> bytes:
-    """The first ``n`` bytes of a file, or b"" when unreadable (for cheap sniffing)."""
+    """The first ``n`` bytes of a regular file, or b"" when unreadable or not a regular
+    file (for cheap sniffing). Opened non-blocking and checked with ``fstat``, so a FIFO
+    or device never blocks or streams endlessly."""
     try:
-        with path.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read(n)
     except OSError:
         return b""
+    finally:
+        os.close(fd)

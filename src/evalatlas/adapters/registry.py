@@ -11,6 +11,7 @@ from pathlib import Path
 import evalatlas.adapters as _pkg
 from evalatlas.adapters.base import Adapter
 from evalatlas.errors import Problem
+from evalatlas.walk import Skipped, TreeWalk
 
 _FILE_SUFFIXES = {".jsonl", ".ndjson", ".json", ".csv", ".eval", ".cast", ".yaml", ".yml"}
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules", ".hypothesis", ".pytest_cache"}
@@ -41,8 +42,13 @@ def adapter_named(name: str) -> Adapter:
     raise KeyError(f"unknown input format {name!r}; known formats: {known}")
 
 
-def detect(path: Path) -> Adapter | None:
-    kind = "dir" if path.is_dir() else "file"
+def detect(path: Path, kind: str | None = None) -> Adapter | None:
+    """The first adapter claiming ``path``. Only regular files and directories are
+    offered to adapters (a FIFO would block their sniffing reads)."""
+    if kind is None:
+        kind = TreeWalk(path).classify(path, explicit=True)
+        if kind is None:
+            return None
     for adapter in all_adapters():
         if adapter.kind == kind:
             try:
@@ -53,23 +59,38 @@ def detect(path: Path) -> Adapter | None:
     return None
 
 
-def plan(paths: list[Path], fmt: str | None = None) -> Iterator[tuple[Path, Adapter] | Problem]:
+def plan(
+    paths: list[Path], fmt: str | None = None, skipped: list[Skipped] | None = None
+) -> Iterator[tuple[Path, Adapter] | Problem]:
     """Yield (path, adapter) for everything ingestible under ``paths``, in sorted order.
 
     A directory claimed by a directory adapter is not descended into; otherwise the
-    walk recurses. Explicitly named paths that nothing claims are reported as problems;
-    unclaimed files found while walking are skipped silently (READMEs, logs, ...).
+    walk recurses, by the rules of :mod:`evalatlas.walk` (no symlink out of the tree or
+    twice, nothing but regular files and directories; a FIFO is never opened). Paths the
+    walk leaves out are appended to ``skipped`` with their reason. Explicitly named paths
+    that nothing claims are reported as problems; unclaimed files found while walking
+    are skipped silently (READMEs, logs, ...).
     """
     forced = adapter_named(fmt) if fmt else None
+    notes: list[Skipped] = skipped if skipped is not None else []
     for path in paths:
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             yield Problem(str(path), "no such file or directory")
             continue
+        walk = TreeWalk(path)
+        kind = walk.classify(path, explicit=True)
+        if kind is None:
+            for s in walk.skipped:
+                hint = ("; to stream it, use `evalatlas ingest - < PATH`"
+                        if "FIFO" in s.reason or "device" in s.reason else "")
+                yield Problem(s.path, s.reason + hint)
+            continue
         found = False
-        for step in _walk(path, forced, explicit=True):
+        for step in _walk(path, kind, forced, walk, explicit=True):
             found = True
             yield step
-        if not found and path.is_dir():
+        notes.extend(walk.skipped)
+        if not found and kind == "dir":
             if path.suffix.lower() in _FILE_SUFFIXES:
                 yield Problem(str(path), f"is a directory, expected a {path.suffix} file")
             else:
@@ -77,26 +98,25 @@ def plan(paths: list[Path], fmt: str | None = None) -> Iterator[tuple[Path, Adap
 
 
 def _walk(
-    path: Path, forced: Adapter | None, explicit: bool
+    path: Path, kind: str, forced: Adapter | None, walk: TreeWalk, explicit: bool
 ) -> Iterator[tuple[Path, Adapter] | Problem]:
     if forced is not None:
-        if (forced.kind == "dir") == path.is_dir() and (forced.detect(path) or explicit):
+        if (forced.kind == "dir") == (kind == "dir") and (forced.detect(path) or explicit):
             yield (path, forced)
             return
     else:
-        adapter = detect(path)
+        adapter = detect(path, kind)
         if adapter is not None:
             yield (path, adapter)
             return
-    if path.is_dir():
-        try:
-            children = sorted(path.iterdir())
-        except OSError as exc:
-            yield Problem(str(path), f"cannot list directory: {exc.strerror or exc}")
-            return
-        for child in children:
-            if child.name in _SKIP_DIRS or child.name.startswith("."):
-                continue
-            yield from _walk(child, forced, explicit=False)
+    if kind == "dir":
+        for child in walk.children(path, _skip_name):
+            child_kind = walk.classify(child)
+            if child_kind is not None:
+                yield from _walk(child, child_kind, forced, walk, explicit=False)
     elif explicit:
         yield Problem(str(path), "unrecognised input format (no adapter claims this file)")
+
+
+def _skip_name(name: str) -> bool:
+    return name in _SKIP_DIRS or name.startswith(".")

@@ -61,6 +61,12 @@ def ingest(
             f"ingested {report.experiments:,} experiments, {report.episodes:,} episodes, "
             f"{report.measurements:,} measurements from {report.sources:,} sources "
             f"into {escape(str(db))}", highlight=False)
+        for s in report.skipped[:20]:
+            err_console.print(f"[yellow]skipped[/] {escape(s.path)}: {escape(s.reason)}",
+                              highlight=False)
+        if len(report.skipped) > 20:
+            err_console.print(f"... and {len(report.skipped) - 20:,} more skipped paths "
+                              "(see --json)", highlight=False)
         if report.rejected:
             err_console.print(f"[yellow]rejected {report.rejected:,} records[/]; first ones:",
                               highlight=False)

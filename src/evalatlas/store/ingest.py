@@ -20,6 +20,7 @@ from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measuremen
 from evalatlas.store.db import Store
 from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, NotClean, try_fast_ingest
 from evalatlas.store.rows import episode_row, experiment_row, measurement_row
+from evalatlas.walk import Skipped
 
 DEFAULT_BATCH_SIZE = 50_000
 
@@ -38,6 +39,8 @@ class IngestReport:
     max_problems: int = 50
     fast_path_files: int = 0
     fast_path_declined: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    """Paths the walk left out (symlinks leaving the tree or looping, FIFOs, devices)."""
 
     def add_problem(self, p: Problem) -> None:
         self.rejected += 1
@@ -54,6 +57,7 @@ class IngestReport:
             "sources": self.sources,
             "fast_path_files": self.fast_path_files,
             "fast_path_declined": self.fast_path_declined,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "problems": [
                 {"file": p.file, "line": p.line, "record": p.record, "field": p.field,
                  "reason": p.reason}
@@ -129,7 +133,7 @@ def ingest_paths(
     report = IngestReport()
     batch = _Batch(store)
     n_items = 0
-    for step in plan([Path(p) for p in paths], fmt):
+    for step in plan([Path(p) for p in paths], fmt, report.skipped):
         if isinstance(step, Problem):
             batch.problems.append(step)
             report.add_problem(step)
