@@ -4,6 +4,11 @@ Pure functions, arrays in, numbers out; formulas and sources in each docstring.
 """
 
 from evalatlas.stats.bootstrap import bootstrap_ci
+from evalatlas.stats.bounded import (
+    BoundedInterval,
+    bounded_mean_interval,
+    nonnegative_mean_interval,
+)
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.stats.paired import (
     McNemarResult,
@@ -22,15 +27,18 @@ from evalatlas.stats.standard_errors import (
 )
 
 __all__ = [
+    "BoundedInterval",
     "Interval",
     "McNemarResult",
     "PairedDifference",
     "bootstrap_ci",
+    "bounded_mean_interval",
     "clustered_standard_error",
     "holm_adjust",
     "mcnemar_test",
     "mean_with_interval",
     "minimum_detectable_difference",
+    "nonnegative_mean_interval",
     "paired_difference",
     "standard_error_clt",
     "tasks_needed",

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evalatlas.stats.bounded import check_confidence
+
 BootstrapMethod = Literal["BCa", "percentile", "basic"]
 
 
@@ -38,8 +40,7 @@ def bootstrap_ci(
     no sampling spread: the interval collapses to the point estimate, as ProjectScylla's
     ``bootstrap_ci`` does, instead of scipy's NaN and warning. No values: (NaN, NaN).
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    check_confidence(confidence)
     arr = np.asarray(values, dtype=float).ravel()
     arr = arr[~np.isnan(arr)]
     if arr.size == 0:

@@ -14,6 +14,8 @@ from typing import Literal
 
 import numpy as np
 
+from evalatlas.stats.bounded import check_confidence
+
 PairedTest = Literal["wilcoxon", "permutation", "t"]
 
 
@@ -50,6 +52,8 @@ def mcnemar_test(
     """
     from scipy import stats  # here: scipy.stats costs ~1 s of CLI start-up
 
+    if method not in ("exact", "chi2", "auto"):
+        raise ValueError(f"unknown McNemar method {method!r}; use exact, chi2 or auto")
     a = np.asarray(a_success, dtype=bool).ravel()
     b = np.asarray(b_success, dtype=bool).ravel()
     if a.size != b.size:
@@ -118,6 +122,9 @@ def paired_difference(
     """
     from scipy import stats  # here: scipy.stats costs ~1 s of CLI start-up
 
+    check_confidence(confidence)
+    if test not in ("wilcoxon", "permutation", "t"):
+        raise ValueError(f"unknown paired test {test!r}; use wilcoxon, permutation or t")
     av = np.asarray(a, dtype=float).ravel()
     bv = np.asarray(b, dtype=float).ravel()
     if av.size != bv.size:
@@ -165,6 +172,9 @@ def holm_adjust(pvalues: Sequence[float] | np.ndarray) -> list[float]:
     dependence, so it is safe for all-pairs comparisons that share agents.
     """
     p = np.asarray(pvalues, dtype=float).ravel()
+    bad = p[~np.isnan(p) & ((p < 0) | (p > 1))]
+    if bad.size:
+        raise ValueError(f"p-values must lie in [0, 1] (NaN for missing); got {bad[0]:g}")
     out = np.full(p.shape, np.nan)
     idx = np.flatnonzero(~np.isnan(p))
     m = idx.size
