@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from evalatlas.cli.common import FormatOption, OutputOption, emit, err_console, fail
-from evalatlas.cli.render import OutputFormat, fmt_value, render
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
 from evalatlas.codequality import FRAMEWORK_PREFIXES, analyse_path
 
 
@@ -51,18 +51,23 @@ def codequality_cmd(
     rows.append({"path": "(total)",
                  **result.totals})
     columns = [
-        ("path", "file"), ("sloc", "SLOC"), ("comment_ratio", "comments", _pct("comment_ratio")),
-        ("avg_cyclomatic_complexity", "avg CC",
-         lambda r: fmt_value(r["avg_cyclomatic_complexity"], 2)),
-        ("max_cyclomatic_complexity", "max CC"), ("complexity_grade", "CC grade"),
-        ("maintainability_index", "MI", lambda r: fmt_value(r["maintainability_index"], 1)),
-        ("maintainability_grade", "MI grade"),
-        ("halstead_volume", "H volume", lambda r: fmt_value(r["halstead_volume"], 0)),
-        ("halstead_difficulty", "H difficulty", lambda r: fmt_value(r["halstead_difficulty"], 1)),
-        ("halstead_bugs", "H bugs", lambda r: fmt_value(r["halstead_bugs"], 2)),
-        ("num_imports", "imports"), ("num_framework_imports", "fw imports"),
-        ("num_classes", "classes"), ("num_functions", "functions"),
-        ("type_annotation_ratio", "annotated", _pct("type_annotation_ratio")),
+        Col("path", "file", None, 0, "path"), Col("sloc", "SLOC", None, 1),
+        Col("comment_ratio", "comments", _pct("comment_ratio"), 10),
+        Col("avg_cyclomatic_complexity", "avg CC",
+            lambda r: fmt_value(r["avg_cyclomatic_complexity"], 2), 2),
+        Col("max_cyclomatic_complexity", "max CC", None, 4),
+        Col("complexity_grade", "CC grade", None, 5),
+        Col("maintainability_index", "MI",
+            lambda r: fmt_value(r["maintainability_index"], 1), 3),
+        Col("maintainability_grade", "MI grade", None, 6),
+        Col("halstead_volume", "H volume", lambda r: fmt_value(r["halstead_volume"], 0), 13),
+        Col("halstead_difficulty", "H difficulty",
+            lambda r: fmt_value(r["halstead_difficulty"], 1), 14),
+        Col("halstead_bugs", "H bugs", lambda r: fmt_value(r["halstead_bugs"], 2), 15),
+        Col("num_imports", "imports", None, 11),
+        Col("num_framework_imports", "fw imports", None, 12),
+        Col("num_classes", "classes", None, 9), Col("num_functions", "functions", None, 8),
+        Col("type_annotation_ratio", "annotated", _pct("type_annotation_ratio"), 7),
     ]
     notes = [f"{len(result.problems)} file(s) skipped (see stderr)"] if result.problems else []
     emit(render(rows, columns, fmt, schema="evalatlas.codequality/1", title="Code quality",

@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from evalatlas.cli.common import FormatOption, OutputOption, console, emit, fail, open_store
-from evalatlas.cli.render import OutputFormat, fmt_value, md_escape, render
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, md_escape, render
 from evalatlas.store.compare import compare
 
 
@@ -69,15 +69,16 @@ def compare_cmd(
             fail(str(exc))
     pct = f"{round(100 * confidence)}% CI"
     columns = [
-        ("a", "A"), ("b", "B"), ("shared_tasks", "shared tasks"),
-        ("success_a", "success A", lambda r: _pct(r["success_a"])),
-        ("success_b", "success B", lambda r: _pct(r["success_b"])),
-        ("diff", f"A - B points [{pct}]", _diff),
-        ("p", "test p", _p),
-        ("score_a", f"{used or 'reward'} A", lambda r: fmt_value(r["score_a"])),
-        ("score_b", f"{used or 'reward'} B", lambda r: fmt_value(r["score_b"])),
-        ("cost_a", "cost/task A", lambda r: _money(r["cost_a"])),
-        ("cost_b", "cost/task B", lambda r: _money(r["cost_b"])),
+        Col("a", "A", None, 0, "name"), Col("b", "B", None, 0.1, "name"),
+        Col("shared_tasks", "shared tasks", None, 4),
+        Col("success_a", "success A", lambda r: _pct(r["success_a"]), 2),
+        Col("success_b", "success B", lambda r: _pct(r["success_b"]), 2.1),
+        Col("diff", f"A - B points [{pct}]", _diff, 1),
+        Col("p", "test p", _p, 3),
+        Col("score_a", f"{used or 'reward'} A", lambda r: fmt_value(r["score_a"]), 6),
+        Col("score_b", f"{used or 'reward'} B", lambda r: fmt_value(r["score_b"]), 6.1),
+        Col("cost_a", "cost/task A", lambda r: _money(r["cost_a"]), 5),
+        Col("cost_b", "cost/task B", lambda r: _money(r["cost_b"]), 5.1),
     ]
     sentences = [r["sentence"] for r in rows]
     meta = {"selectors": selectors, "pair_by": pair_by, "score": used or "reward",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -14,6 +15,7 @@ from evalatlas.adapters.framework_results import ADAPTER as FRAMEWORK_RESULTS
 from evalatlas.adapters.framework_results import read_results_file
 from evalatlas.adapters.frameworks import Scenario, load_scenario
 from evalatlas.cli.common import OutputOption, emit, err_console, fail, open_store
+from evalatlas.cli.render import Col, OutputFormat, render
 from evalatlas.errors import InputError, Problem
 from evalatlas.metrics.scorecard import MODES
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
@@ -22,6 +24,7 @@ from evalatlas.store.frameworks import FrameworkData, group_records, load_framew
 
 
 class ReportFormat(StrEnum):
+    table = "table"
     markdown = "markdown"
     json = "json"
 
@@ -86,8 +89,9 @@ def compare_frameworks_cmd(
     scorecard_mode: Annotated[ScorecardMode, typer.Option(
         "--scorecard", help="Scorecard normalisation.")] = ScorecardMode.relative,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.95,
-    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="markdown or json.")
-                   ] = ReportFormat.markdown,
+    fmt: Annotated[ReportFormat | None, typer.Option(
+        "--format", "-f", help="table (the summary, fitted to the terminal), markdown (the "
+        "full report) or json. Default: table on a terminal, else markdown.")] = None,
     output: OutputOption = None,
 ) -> None:
     """Compare agent frameworks: summary, scorecard, latency, profile metrics, code quality,
@@ -125,11 +129,59 @@ def compare_frameworks_cmd(
     order = [q.id for q in scenario_def.questions] if scenario_def else None
     report = build_report(data, scorecard_mode=scorecard_mode.value, confidence=confidence,
                           question_order=order)
+    if fmt is None:
+        fmt = (ReportFormat.table if output is None and sys.stdout.isatty()
+               else ReportFormat.markdown)
+    if fmt is ReportFormat.table:
+        _print_summary(report)
+        return
     if fmt is ReportFormat.json:
         text = json.dumps(report, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     else:
         text = render_markdown(report)
     emit(text, output)
+
+
+def _num(v: Any, spec: str = ".2f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def _correctness(fw: dict[str, Any]) -> str:
+    text = _num(fw["summary"]["avg_correctness"])
+    ci = fw["correctness_interval"]
+    if ci.get("low") is not None:
+        text += f" [{ci['low']:.2f}, {ci['high']:.2f}]"
+    return text
+
+
+def _print_summary(report: dict[str, Any]) -> None:
+    """The report's headline per framework as one terminal table (full report: markdown)."""
+    pct = f"{round(100 * report['confidence'])}%"
+    columns = [
+        Col("name", "framework", None, 0, "name"),
+        Col("correctness", f"correctness [{pct} CI]", _correctness, 1),
+        Col("completeness", "completeness",
+            lambda f: _num(f["summary"]["avg_completeness"]), 3),
+        Col("faithfulness", "faithfulness",
+            lambda f: _num(f["summary"]["avg_faithfulness"]), 4),
+        Col("capability", "capability",
+            lambda f: _num((f.get("scorecard") or {}).get("capability"), ".1f"), 2),
+        Col("efficiency", "efficiency",
+            lambda f: _num((f.get("scorecard") or {}).get("efficiency"), ".1f"), 5),
+        Col("latency_p50", "p50 s", lambda f: _num(f["latency"]["p50"]), 6),
+        Col("tokens", "tokens", lambda f: _num(f["summary"]["total_tokens"], ",.0f"), 8),
+        Col("cost", "cost", lambda f: "-" if f["summary"]["total_cost_usd"] is None
+            else f"${f['summary']['total_cost_usd']:,.4f}", 7),
+        Col("precision", "retrieval P",
+            lambda f: _num(f["summary"]["avg_retrieval_precision"]), 9),
+        Col("recall", "retrieval R",
+            lambda f: _num(f["summary"]["avg_retrieval_recall"]), 10),
+    ]
+    notes = [*report["notes"],
+             f"{report['scenario']} / {report['mode']}, {report['n_questions']} questions; "
+             "judge scores 1-5; full report: --format markdown"]
+    render(report["frameworks"], columns, OutputFormat.table,
+           schema="evalatlas.compare-frameworks/1", title="Framework comparison", notes=notes)
 
 
 def register(app: typer.Typer) -> None:

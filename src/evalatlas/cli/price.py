@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from evalatlas.cli.common import FormatOption, emit, fail
-from evalatlas.cli.render import OutputFormat, render
+from evalatlas.cli.render import Col, OutputFormat, render
 from evalatlas.errors import InputError
 from evalatlas.pricing import PriceBook, cost_from_price, normalise_model_name
 from evalatlas.pricing.tables import DEFAULT_PRESETS, PRESETS
@@ -93,13 +93,15 @@ def price_cmd(
                                                           is None):
             notes.append("no cache price known: cache tokens charged at the input price")
     columns = [
-        ("model", "model"), ("matched", "priced as"), ("source", "source"),
-        ("input_per_mtok", "$/M in", lambda r: _rate(r["input_per_mtok"])),
-        ("output_per_mtok", "$/M out", lambda r: _rate(r["output_per_mtok"])),
-        ("cache_read_per_mtok", "$/M cache read", lambda r: _rate(r["cache_read_per_mtok"])),
-        ("cache_write_per_mtok", "$/M cache write",
-         lambda r: _rate(r["cache_write_per_mtok"])),
-        ("cost_usd", "cost", lambda r: _money(r["cost_usd"])),
+        Col("model", "model", None, 0, "name"), Col("matched", "priced as", None, 2, "name"),
+        Col("source", "source", None, 3),
+        Col("input_per_mtok", "$/M in", lambda r: _rate(r["input_per_mtok"]), 4),
+        Col("output_per_mtok", "$/M out", lambda r: _rate(r["output_per_mtok"]), 5),
+        Col("cache_read_per_mtok", "$/M cache read",
+            lambda r: _rate(r["cache_read_per_mtok"]), 6),
+        Col("cache_write_per_mtok", "$/M cache write",
+            lambda r: _rate(r["cache_write_per_mtok"]), 7),
+        Col("cost_usd", "cost", lambda r: _money(r["cost_usd"]), 1),
     ]
     emit(render([row], columns, fmt, schema="evalatlas.price/1", title="Price",
                 notes=notes))

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from evalatlas.cli.common import FormatOption, OutputOption, emit, open_store
-from evalatlas.cli.render import OutputFormat, render
+from evalatlas.cli.render import Col, OutputFormat, render
 
 
 def quarantine_cmd(
@@ -30,8 +30,9 @@ def quarantine_cmd(
     with open_store(ctx, read_only=True) as store:
         rows = store.query(sql, params)
         total = store.count("quarantine")
-    cols = [("file", "file"), ("line", "line"), ("record", "record"), ("field", "field"),
-            ("reason", "reason")]
+    cols = [Col("file", "file", None, 0, "path"), Col("line", "line", None, 1),
+            Col("record", "record", None, 4, "name"), Col("field", "field", None, 3),
+            Col("reason", "reason", None, 2)]
     notes = [f"{total:,} rejected records in the store"] if fmt != OutputFormat.json else []
     emit(render(rows, cols, fmt, schema="evalatlas.quarantine/1", title="Quarantine",
                 meta={"total": total}, notes=notes), output)

@@ -4,6 +4,11 @@ JSON output is an envelope ``{"schema": "evalatlas.<command>/<version>", ...,
 "rows": [...]}``; rows keep raw values (numbers unrounded, missing values ``null``,
 NaN and infinity as ``null`` plus, for infinity, the string "inf" - see
 :func:`json_safe`). Scripts should key on ``schema``: a breaking change bumps its version.
+
+Terminal tables fit the console width (80 columns included): :func:`fit_columns` keeps
+columns in priority order while each still gets a readable width, abbreviates names in
+the middle (``claude-3-7-…-20250219``), wraps other cells at spaces, and the table's
+footer names the columns it had to hide. This is the one table renderer of the CLI.
 """
 
 from __future__ import annotations
@@ -13,12 +18,9 @@ import io
 import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from typing import Any, Literal
 
 from evalatlas.text import json_safe, md_escape
 
@@ -53,21 +55,204 @@ def fmt_value(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-Column = tuple[str, str] | tuple[str, str, Callable[[dict[str, Any]], str]]
-"""(key, header) or (key, header, formatter-of-the-whole-row) for table/markdown output."""
+@dataclass(frozen=True)
+class Col:
+    """A table column.
+
+    ``priority``: lower is kept first when the terminal is narrow (default: the column's
+    position, so the first columns survive). ``kind``: ``"name"`` cells (agents, models,
+    tasks) are abbreviated in the middle and never wrapped; ``"path"`` cells keep their
+    end (``…/cli/compare.py``); ``"text"`` cells wrap at spaces (a word longer than the
+    column is folded, never cut off).
+    """
+
+    key: str
+    header: str
+    format: Callable[[dict[str, Any]], str] | None = None
+    priority: float | None = None
+    kind: Literal["name", "path", "text"] = "text"
+
+
+Column = tuple[str, str] | tuple[str, str, Callable[[dict[str, Any]], str]] | Col
+"""(key, header), (key, header, formatter-of-the-whole-row) or a :class:`Col`.
+
+A tuple's first column is taken as a name column (abbreviated, never hidden)."""
+
+
+def as_col(col: Column, position: int) -> Col:
+    """Normalise a column spec to :class:`Col` (tuples: priority = position)."""
+    if isinstance(col, Col):
+        return col if col.priority is not None else Col(
+            col.key, col.header, col.format, float(position), col.kind)
+    fmt = col[2] if len(col) == 3 else None  # type: ignore[misc]
+    return Col(col[0], col[1], fmt, float(position), "name" if position == 0 else "text")
 
 
 def _cells(rows: Sequence[dict[str, Any]], columns: Sequence[Column]) -> list[list[str]]:
     out = []
     for row in rows:
         cells = []
-        for col in columns:
-            if len(col) == 3:
-                cells.append(col[2](row))  # type: ignore[misc]
-            else:
-                cells.append(fmt_value(row.get(col[0])))
+        for i, spec in enumerate(columns):
+            col = as_col(spec, i)
+            text = col.format(row) if col.format else fmt_value(row.get(col.key))
+            cells.append(_clean(text))
         out.append(cells)
     return out
+
+
+def _clean(text: str) -> str:
+    """One place every table/markdown cell passes through (sanitising hooks in here)."""
+    return str(text)
+
+
+# ---------------------------------------------------------------------------- layout
+
+ELLIPSIS = "…"
+_SEPARATORS = "-_/:.@ "
+MIN_READABLE = 4
+"""No shown column is narrower than this many characters."""
+NAME_MIN = 16
+"""A name column is abbreviated to no fewer characters than this (or its full width)."""
+TEXT_MIN = 12
+"""A text column wraps to no fewer characters than this (or its full width)."""
+WORD_MAX = 24
+"""Words longer than this may be folded rather than widening their column."""
+
+
+def abbreviate_middle(text: str, width: int) -> str:
+    """Shorten ``text`` to ``width`` characters by replacing its middle with "…".
+
+    Both ends carry the identity of a model/agent/file name (``claude-3-7-…-20250219``),
+    so the cut is in the middle; the tail starts at a separator when one is near.
+    """
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[:width]
+    budget = width - 1
+    tail = text[len(text) - budget // 2:]
+    for i, ch in enumerate(tail[:2]):  # snap only when it costs at most one character
+        if ch in _SEPARATORS:
+            tail = tail[i:]
+            break
+    head = text[: budget - len(tail)]
+    return head + ELLIPSIS + tail
+
+
+def abbreviate_path(text: str, width: int) -> str:
+    """Shorten a path to ``width`` characters keeping its end (the file name)."""
+    if len(text) <= width:
+        return text
+    return ELLIPSIS + text[len(text) - width + 1:] if width > 1 else text[:width]
+
+
+def _shorten(text: str, width: int, kind: str) -> str:
+    short = abbreviate_path if kind == "path" else abbreviate_middle
+    return "\n".join(short(line, width) for line in text.splitlines() or [""])
+
+
+def _longest_word(text: str) -> int:
+    return max((len(w) for line in text.splitlines() for w in line.split()), default=0)
+
+
+def _natural(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which columns a table shows (indices into the column list) and at what width."""
+
+    shown: list[int]
+    widths: dict[int, int]
+    hidden: list[int]
+
+
+def table_overhead(n_columns: int) -> int:
+    """Characters a rich table with edges and one space of padding adds to its columns."""
+    return 3 * n_columns + 1
+
+
+def fit_columns(cols: Sequence[Col], cells: Sequence[Sequence[str]], width: int) -> Layout:
+    """Choose the columns to show and their widths so the table fits ``width``.
+
+    Each column has a natural width (widest header/cell line) and a minimum: names get
+    ``min(natural, NAME_MIN)``, text ``max(longest word, min(natural, TEXT_MIN))`` (words
+    capped at ``WORD_MAX``), never under ``MIN_READABLE``. Columns are taken in priority
+    order until the next one's minimum does not fit (the rest are hidden); spare width
+    then goes, in priority order, first to columns it brings to one line each, then to
+    the others.
+    """
+    n = len(cols)
+    natural, minimum = [], []
+    for i, col in enumerate(cols):
+        texts = [col.header] + [row[i] for row in cells]
+        nat = max(MIN_READABLE, max(_natural(t) for t in texts))
+        head_word = min(_longest_word(col.header), WORD_MAX)
+        if col.kind != "text":
+            low = max(min(nat, NAME_MIN), head_word)
+        else:
+            word = min(max(_longest_word(t) for t in texts), WORD_MAX)
+            low = max(word, min(nat, TEXT_MIN))
+        natural.append(nat)
+        minimum.append(min(nat, max(MIN_READABLE, low)))
+    order = sorted(range(n), key=lambda i: (cols[i].priority or 0.0, i))
+    shown: list[int] = []
+    used = table_overhead(0)
+    for i in order:  # stop at the first that does not fit: priority is respected
+        if shown and used + minimum[i] + 3 > width:
+            break
+        shown.append(i)
+        used += minimum[i] + 3
+    widths = {i: minimum[i] for i in shown}
+    spare = width - used
+    by_priority = [i for i in order if i in widths]
+    for whole in (True, False):  # first columns that then fit on one line, then the rest
+        for i in by_priority:
+            grow = natural[i] - widths[i]
+            if grow <= 0 or spare <= 0 or (whole and grow > spare):
+                continue
+            grow = min(grow, spare)
+            widths[i] += grow
+            spare -= grow
+    return Layout(shown=sorted(shown), widths=widths,
+                  hidden=[i for i in range(n) if i not in shown])
+
+
+def hidden_note(headers: Sequence[str]) -> str:
+    """The footer that says which columns a narrow terminal hid."""
+    return (f"hidden: {', '.join(headers)} (widen the terminal or use --format json)")
+
+
+def _print_table(rows_cells: list[list[str]], cols: list[Col], title: str | None,
+                 notes: Sequence[str], console: Any) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = console or Console()
+    layout = fit_columns(cols, rows_cells, con.width)
+    table = Table(title=escape(title) if title else None)
+    for i in layout.shown:
+        col, w = cols[i], layout.widths[i]
+        if col.kind != "text":
+            table.add_column(escape(col.header), width=w, no_wrap=True, overflow="ellipsis")
+        else:
+            table.add_column(escape(col.header), width=w, overflow="fold")
+    for row in rows_cells:
+        out = []
+        for i in layout.shown:
+            cell = row[i]
+            if cols[i].kind != "text":
+                cell = _shorten(cell, layout.widths[i], cols[i].kind)
+            out.append(escape(cell))
+        table.add_row(*out)
+    con.print(table)
+    for n in notes:
+        con.print(escape(n), highlight=False)
+    if layout.hidden:
+        con.print(escape(hidden_note([cols[i].header for i in layout.hidden])),
+                  highlight=False)
 
 
 def render(
@@ -78,7 +263,7 @@ def render(
     schema: str,
     title: str | None = None,
     meta: dict[str, Any] | None = None,
-    console: Console | None = None,
+    console: Any | None = None,
     notes: Sequence[str] = (),
 ) -> str | None:
     """Render ``rows``; for ``table`` print to ``console`` and return None, else return text."""
@@ -100,8 +285,9 @@ def render(
         for r in rows:
             w.writerow({k: _csv_value(v) for k, v in json_safe(dict(r)).items()})
         return buf.getvalue()
-    cells = _cells(rows, columns)
-    headers = [c[1] for c in columns]
+    cols = [as_col(c, i) for i, c in enumerate(columns)]
+    cells = _cells(rows, cols)
+    headers = [c.header for c in cols]
     if fmt is OutputFormat.markdown:
         lines = []
         if title:
@@ -113,15 +299,7 @@ def render(
         for n in notes:
             lines += ["", md_escape(n)]
         return "\n".join(lines) + "\n"
-    table = Table(title=escape(title) if title else None)
-    for h in headers:
-        table.add_column(escape(h))
-    for row in cells:
-        table.add_row(*(escape(c) for c in row))
-    con = console or Console()
-    con.print(table)
-    for n in notes:
-        con.print(escape(n))
+    _print_table(cells, cols, title, notes, console)
     return None
 
 

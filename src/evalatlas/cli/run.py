@@ -10,7 +10,7 @@ import typer
 
 from evalatlas.adapters.frameworks import load_scenario
 from evalatlas.cli.common import FormatOption, OutputOption, emit, err_console, fail, open_store
-from evalatlas.cli.render import OutputFormat, render
+from evalatlas.cli.render import Col, OutputFormat, render
 from evalatlas.errors import EvalAtlasError
 from evalatlas.judge.cache import DEFAULT_CACHE_DIR
 from evalatlas.judge.client import JudgeClient, JudgeConfig
@@ -120,13 +120,15 @@ def run_cmd(
            "resumed": summary.resumed, "done": summary.done,
            "statuses": dict(summary.statuses), "judge_failures": summary.judge_failures,
            "wall_s": summary.wall_s}
-    columns = [("experiment", "experiment"), ("planned", "planned"), ("resumed", "resumed"),
-               ("done", "run now"),
-               ("statuses", "statuses",
-                lambda r: ", ".join(f"{k}: {v}" for k, v in sorted(r["statuses"].items()))
-                or "-"),
-               ("judge_failures", "judge failures"), ("wall_s", "wall s"),
-               ("run_dir", "run dir")]
+    columns = [Col("experiment", "experiment", None, 0, "name"),
+               Col("planned", "planned", None, 3), Col("resumed", "resumed", None, 4),
+               Col("done", "run now", None, 1),
+               Col("statuses", "statuses",
+                   lambda r: ", ".join(f"{k}: {v}" for k, v in sorted(r["statuses"].items()))
+                   or "-", 2),
+               Col("judge_failures", "judge failures", None, 5),
+               Col("wall_s", "wall s", None, 6),
+               Col("run_dir", "run dir", None, 7, "path")]
     notes = list(summary.notes)
     if judge is None:
         notes.append("no --judge-model: correctness/completeness/faithfulness are missing; "

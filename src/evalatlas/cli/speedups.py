@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
-from evalatlas.cli.render import OutputFormat, fmt_value, render
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
 from evalatlas.metrics.speedup import LEVEL_NAMES
 from evalatlas.store.speedups import benchmark_detail, run_totals, summarise, task_payloads
 
@@ -57,11 +57,14 @@ def speedups_cmd(
         if detail:
             rows = benchmark_detail(store, experiment=experiment, agent=agent, task=task,
                                     limit=limit)
-            columns = [("agent", "agent"), ("task_id", "task"), ("benchmark", "benchmark"),
-                       ("speedup_agent", "agent/nop"), ("speedup_oracle", "oracle/nop"),
-                       ("advantage", "advantage"), ("valid", "valid"),
-                       ("fallback_to_baseline", "fallback"),
-                       ("invalid_reason", "why invalid")]
+            columns = [Col("agent", "agent", None, 0, "name"),
+                       Col("task_id", "task", None, 0.1, "name"),
+                       Col("benchmark", "benchmark", None, 0.2, "name"),
+                       Col("speedup_agent", "agent/nop", None, 2),
+                       Col("speedup_oracle", "oracle/nop", None, 3),
+                       Col("advantage", "advantage", None, 1), Col("valid", "valid", None, 4),
+                       Col("fallback_to_baseline", "fallback", None, 5),
+                       Col("invalid_reason", "why invalid", None, 6)]
             notes = [] if rows else ["no measurements; run `evalatlas ingest PATH` first"]
             emit(render(rows, columns, fmt, schema="evalatlas.speedups.detail/1",
                         title="FC-Eval per-benchmark speedups", notes=notes), output)
@@ -70,22 +73,23 @@ def speedups_cmd(
     rows = summarise(payloads, by, level=level, confidence=confidence)
     totals = run_totals(payloads)
     pct = f"{round(100 * confidence)}%"
-    columns: list[Any] = [("task_id", "task")] if by == "task" else []
+    columns: list[Any] = [Col("task_id", "task", None, 0, "name")] if by == "task" else []
     columns += [
-        ("agent", "agent:model"), ("n_tasks", "episodes"),
-        ("mean_speedup", "mean speedup"),
-        ("advantage", f"adv L{level} ({LEVEL_NAMES[level]}) [{pct} CI]", _adv),
-        *[(f"agent_advantage_level{i}", f"L{i}") for i in (1, 2, 3, 4) if i != level],
-        ("beat_oracle_share", "beat oracle", lambda r: _pct(r["beat_oracle_share"])),
-        ("mean_success_rate", "success", lambda r: _pct(r["mean_success_rate"])),
-        ("pass_at_k", "pass@k", _passk),
-        ("num_valid_benchmarks", "valid/all benchmarks",
-         lambda r: f"{r['num_valid_benchmarks']:,}/{r['num_benchmarks']:,}"),
-        ("fallbacks", "fallbacks"),
-        ("mean_cost_per_task", "cost/task"),
-        ("cost_weighted_advantage", "adv/$"),
-        ("mean_trajectory_length", "traj len", lambda r: fmt_value(
-            r["mean_trajectory_length"], 1)),
+        Col("agent", "agent:model", None, 0.1, "name"), Col("n_tasks", "episodes", None, 3),
+        Col("mean_speedup", "mean speedup", None, 4),
+        Col("advantage", f"adv L{level} ({LEVEL_NAMES[level]}) [{pct} CI]", _adv, 1),
+        *[Col(f"agent_advantage_level{i}", f"L{i}", None, 9 + i / 10)
+          for i in (1, 2, 3, 4) if i != level],
+        Col("beat_oracle_share", "beat oracle", lambda r: _pct(r["beat_oracle_share"]), 5),
+        Col("mean_success_rate", "success", lambda r: _pct(r["mean_success_rate"]), 2),
+        Col("pass_at_k", "pass@k", _passk, 7),
+        Col("num_valid_benchmarks", "valid/all benchmarks",
+            lambda r: f"{r['num_valid_benchmarks']:,}/{r['num_benchmarks']:,}", 8),
+        Col("fallbacks", "fallbacks", None, 10),
+        Col("mean_cost_per_task", "cost/task", None, 6),
+        Col("cost_weighted_advantage", "adv/$", None, 11),
+        Col("mean_trajectory_length", "traj len", lambda r: fmt_value(
+            r["mean_trajectory_length"], 1), 12),
     ]
     notes = []
     if not rows:

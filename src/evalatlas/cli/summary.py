@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from evalatlas.cli.common import FormatOption, OutputOption, console, emit, fail, open_store
-from evalatlas.cli.render import OutputFormat, fmt_value, render
+from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
 from evalatlas.pricing import unknown_price_models
 from evalatlas.store.outcomes import outcome_summary
 from evalatlas.store.queries import summary
@@ -23,10 +23,6 @@ def _rate(row: dict[str, Any]) -> str:
     if row["outcome_unknown_episodes"]:
         text += f" ({row['outcome_unknown_episodes']} unknown)"
     return text
-
-
-WIDE = 150
-"""Terminal width below which the table shows only the headline columns."""
 
 
 def _clustered(row: dict[str, Any]) -> str:
@@ -114,24 +110,21 @@ def summary_cmd(
             _merge_outcomes(rows, outcome_summary(store, groups[0], experiment=experiment,
                                                   confidence=confidence), groups[0])
     pct = f"{round(100 * confidence)}%"
-    columns = [(g, g) for g in groups] + [
-        ("experiments", "exps"), ("episodes", "episodes"), ("tasks", "tasks"),
-        ("success_rate", f"success [{pct} CI]", _rate),
-        ("success_rate_clustered_ci_low", "CI, tasks clustered", _clustered),
-        ("pass_at_k", "pass@k", _pass_at_k),
-        ("mean_reward", "mean reward [CI]", _reward),
-        ("errors_by_type", "errors", _errors),
-        ("total_tokens", "tokens"),
-        ("mean_tokens", "tokens/ep", lambda r: fmt_value(r["mean_tokens"], 0)),
-        ("total_cost_usd", "cost", _cost),
-        ("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1)),
+    columns = [Col(g, g, None, 0, "name") for g in groups] + [
+        Col("experiments", "exps", None, 11),
+        Col("episodes", "episodes", None, 2), Col("tasks", "tasks", None, 3),
+        Col("success_rate", f"success [{pct} CI]", _rate, 1),
+        Col("success_rate_clustered_ci_low", "CI (tasks clustered)", _clustered, 7),
+        Col("pass_at_k", "pass@k", _pass_at_k, 5),
+        Col("mean_reward", "mean reward [CI]", _reward, 6),
+        Col("errors_by_type", "errors", _errors, 8),
+        Col("total_tokens", "tokens", None, 12),
+        Col("mean_tokens", "tokens/ep", lambda r: fmt_value(r["mean_tokens"], 0), 9),
+        Col("total_cost_usd", "cost", _cost, 4),
+        Col("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1),
+            10),
     ]
     notes = []
-    if fmt == OutputFormat.table and console.width < WIDE:
-        keep = {*groups, "episodes", "tasks", "success_rate", "pass_at_k", "total_cost_usd"}
-        columns = [c for c in columns if c[0] in keep]
-        notes.append("narrow terminal: some columns hidden (errors, tokens, time, clustered "
-                     "CI); widen it or use --format markdown|json|csv")
     if unpriced:
         notes.append("cost unknown (no price for these models; add them with a price file, "
                      "see `evalatlas price --help`): " + ", ".join(unpriced))

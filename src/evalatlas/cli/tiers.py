@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
-from evalatlas.cli.render import OutputFormat, fmt_value, render
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
 from evalatlas.store.tiers import report_meta, tier_table
 
 
@@ -80,14 +80,15 @@ def tiers_cmd(
             fail(str(exc))
     pct = f"{round(100 * confidence)}%"
     columns = [
-        ("tier", "tier"), ("runs", "runs"),
-        ("pass_rate", f"pass rate [{pct} CI]", _pct_ci),
-        ("impl_rate", "impl rate", lambda r: _with_ci(r, "impl_rate")),
-        ("composite_median", "composite (median)", lambda r: _with_ci(r, "composite_median")),
-        ("grade", "grade"),
-        ("mean_cost_usd", "mean cost", _cost),
-        ("cost_of_pass_usd", "cost of pass", lambda r: _money(r["cost_of_pass_usd"])),
-        ("uplift", f"uplift vs {report.baseline or '-'} [{pct} CI]", _uplift),
+        Col("tier", "tier", None, 0, "name"), Col("runs", "runs", None, 2),
+        Col("pass_rate", f"pass rate [{pct} CI]", _pct_ci, 1),
+        Col("impl_rate", "impl rate", lambda r: _with_ci(r, "impl_rate"), 8),
+        Col("composite_median", "composite (median)",
+            lambda r: _with_ci(r, "composite_median"), 7),
+        Col("grade", "grade", None, 4),
+        Col("mean_cost_usd", "mean cost", _cost, 6),
+        Col("cost_of_pass_usd", "cost of pass", lambda r: _money(r["cost_of_pass_usd"]), 5),
+        Col("uplift", f"uplift vs {report.baseline or '-'} [{pct} CI]", _uplift, 3),
     ]
     notes = list(report.notes)
     if not report.rows:
