@@ -43,6 +43,19 @@ EpisodeStatus = Literal[
 ]
 """Why an episode ended. ``completed`` includes clean failures (reward 0, no error)."""
 
+FORMAT_VERSION = 1
+"""Version of the record contract written into every record (``format_version``) and every
+stored row and export (JSONL field, Parquet column). Bump it when a field changes meaning
+or shape, so an older file can be recognised and migrated instead of misread. A record
+claiming a newer version than this evalatlas knows is rejected, not guessed at."""
+
+
+def _check_format_version(v: int) -> int:
+    if v > FORMAT_VERSION:
+        raise ValueError(f"format_version {v} is newer than this evalatlas reads "
+                         f"({FORMAT_VERSION}); upgrade evalatlas")
+    return v
+
 CUBE_STATUS_MAP: dict[str, EpisodeStatus] = {
     "COMPLETED": "completed",
     "FAILED": "error",
@@ -192,6 +205,33 @@ def _drop_type(data: Any) -> Any:
     return data
 
 
+class PublishedMetric(Record):
+    """A number the source itself published about an experiment, kept beside the episodes.
+
+    Inspect's per-scorer ``results`` (accuracy, stderr after its epochs reducer), an Every
+    Eval Ever aggregate score with its uncertainty, a leaderboard percentage: evalatlas
+    keeps them as reported so a summary can show them next to its own numbers from the
+    episodes and flag a disagreement, and never uses them in place of the episodes.
+    """
+
+    source: str = Field(description="Who published it: inspect, eee, tau-bench, ...")
+    metric: str = Field(description="Metric name as published: accuracy, stderr, mean ...")
+    value: float | None = Field(description="As published; None when it was not a number.")
+    score: str | None = Field(
+        None, description="The per-episode quantity it summarises: 'reward' or the name of "
+        "a score in EpisodeRecord.scores; None when it matches none.")
+    name: str | None = Field(None, description="The source's label (scorer, result id).")
+    reducer: str | None = Field(
+        None, description="How a task's attempts were combined first (Inspect epochs "
+        "reducer: mean, max, mode, pass_at_2 ...); None when not said.")
+    stderr: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    confidence: float | None = Field(None, gt=0, lt=1)
+    n: int | None = Field(None, ge=0, description="Samples (tasks) it was computed over.")
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
 class ExperimentRecord(Record):
     """One experiment: agent, benchmark and provenance shared by all its episodes."""
 
@@ -211,6 +251,14 @@ class ExperimentRecord(Record):
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Extension: attachments (code quality, notes)."
     )
+    published_metrics: list[PublishedMetric] = Field(
+        default_factory=list, description="Extension: the source's own reported numbers.")
+    format_version: int = Field(FORMAT_VERSION, ge=1, description="Record contract version.")
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_format(cls, v: int) -> int:
+        return _check_format_version(v)
 
     @model_validator(mode="before")
     @classmethod
@@ -279,6 +327,12 @@ class EpisodeRecord(Record):
     judge_usage: UsageSummary | None = None
     investigation_metadata: dict[str, Any] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+    format_version: int = Field(FORMAT_VERSION, ge=1, description="Record contract version.")
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_format(cls, v: int) -> int:
+        return _check_format_version(v)
 
     @model_validator(mode="before")
     @classmethod
@@ -344,6 +398,12 @@ class Measurement(Record):
     valid: bool | None = None
     fallback_to_baseline: bool = False
     extra: dict[str, Any] = Field(default_factory=dict)
+    format_version: int = Field(FORMAT_VERSION, ge=1, description="Record contract version.")
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_format(cls, v: int) -> int:
+        return _check_format_version(v)
 
     @field_validator("trajectory_id")
     @classmethod
@@ -361,4 +421,5 @@ RECORD_MODELS: dict[str, type[Record]] = {
     "ExperimentRecord": ExperimentRecord,
     "EpisodeRecord": EpisodeRecord,
     "Measurement": Measurement,
+    "PublishedMetric": PublishedMetric,
 }

@@ -26,6 +26,7 @@ from evalatlas.store.schema import (
     EXPERIMENT_COLUMNS,
     KEYS,
     MEASUREMENT_COLUMNS,
+    MIGRATIONS,
     QUARANTINE_COLUMNS,
     SCHEMA_VERSION,
 )
@@ -88,6 +89,7 @@ class Store:
             "SET enable_progress_bar = false")
         if not read_only:
             self.con.execute(DDL)
+            self.con.execute(MIGRATIONS)
             self.con.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
             )

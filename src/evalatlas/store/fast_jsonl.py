@@ -29,6 +29,7 @@ from pathlib import Path
 
 import duckdb
 
+from evalatlas.records.models import FORMAT_VERSION
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.db import Store
 
@@ -53,7 +54,7 @@ _EPISODE_FIELDS = {
     "scores": "MAP(VARCHAR, DOUBLE)", "input_text": "VARCHAR", "output_text": "VARCHAR",
     "expected_text": "VARCHAR", "retrieved_sources": "VARCHAR[]",
     "expected_sources": "VARCHAR[]", "judge_usage": _USAGE_STRUCT,
-    "investigation_metadata": "JSON", "extra": "JSON",
+    "investigation_metadata": "JSON", "extra": "JSON", "format_version": "BIGINT",
 }
 _VERIFIER_KEYS = {"ref", "source"}
 _STATUSES = ("completed", "error", "timeout", "max_steps", "cancelled", "incomplete",
@@ -145,7 +146,9 @@ _CHECKS = f"""
                           OR (judge_usage.cost_source IS NOT NULL
                               AND judge_usage.cost_source NOT IN ('reported', 'computed')))
         AS bad_cost_source,
-      count(*) - count(DISTINCT (experiment_id, trajectory_id)) AS duplicates
+      count(*) - count(DISTINCT (experiment_id, trajectory_id)) AS duplicates,
+      count(*) FILTER (WHERE format_version < 1 OR format_version > {FORMAT_VERSION})
+        AS bad_format_version
     FROM _fast_stage
 """
 
@@ -183,7 +186,8 @@ def _select_rows(source: str, batch_id: int) -> str:
       to_json(coalesce(s.scores, MAP {{}}::MAP(VARCHAR, DOUBLE))),
       s.input_text, s.output_text, s.expected_text, s.retrieved_sources,
       s.expected_sources, s.verifier, s.findings, s.investigation_metadata,
-      coalesce(s.extra, '{{}}'::JSON), {_sql_str(source)}, {int(batch_id)}
+      coalesce(s.extra, '{{}}'::JSON), {_sql_str(source)}, {int(batch_id)},
+      CAST(coalesce(s.format_version, {FORMAT_VERSION}) AS INTEGER)
     FROM _fast_stage s LEFT JOIN experiments x USING (experiment_id)
     """
 
@@ -208,7 +212,8 @@ def try_fast_ingest(store: Store, path: Path, batch_id: int) -> int:
         checks = con.execute(_CHECKS).fetchone()
         names = ("missing required field", "non-finite number", "negative value",
                  "unsafe trajectory_id", "unknown status", "success contradicts reward",
-                 "unknown cost_source", "duplicate trajectory_id")
+                 "unknown cost_source", "duplicate trajectory_id",
+                 "unknown format_version")
         bad = [f"{name}: {n}" for name, n in zip(names, checks, strict=True) if n]
         if bad:
             raise NotClean("; ".join(bad))

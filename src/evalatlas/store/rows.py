@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from evalatlas.records.models import (
+    FORMAT_VERSION,
     AgentInfo,
     EpisodeRecord,
     ExperimentRecord,
@@ -35,6 +36,8 @@ def experiment_row(exp: ExperimentRecord, source: str | None, batch: int) -> tup
         exp.benchmark_name, exp.benchmark_version, exp.benchmark_subset.name,
         exp.benchmark_subset.n_tasks, exp.benchmark_subset.filter,
         _j(exp.investigator_llm_config), _j(exp.labels), _j(exp.extra), source, batch,
+        _j([m.model_dump(mode="json") for m in exp.published_metrics]) if exp.published_metrics
+        else None, exp.format_version,
     )
 
 
@@ -51,7 +54,7 @@ def episode_row(ep: EpisodeRecord, source: str | None, batch: int) -> tuple:
         u.total_cost_usd, u.cost_source, u.n_llm_calls, u.model, u.model,
         _j(ep.judge_usage), _j(ep.scores), ep.input_text, ep.output_text, ep.expected_text,
         ep.retrieved_sources, ep.expected_sources, _j(ep.verifier), _j(ep.findings),
-        _j(ep.investigation_metadata), _j(ep.extra), source, batch,
+        _j(ep.investigation_metadata), _j(ep.extra), source, batch, ep.format_version,
     )
 
 
@@ -61,6 +64,7 @@ def measurement_row(m: Measurement, source: str | None, batch: int) -> tuple:
         m.params, m.unit, m.baseline_samples, m.agent_samples, m.oracle_samples,
         m.baseline_time, m.agent_time, m.oracle_time, m.speedup_agent, m.speedup_oracle,
         m.advantage, m.valid, m.fallback_to_baseline, _j(m.extra), source, batch,
+        m.format_version,
     )
 
 
@@ -82,6 +86,8 @@ def experiment_from_row(row: dict[str, Any]) -> ExperimentRecord:
         investigator_llm_config=_uj(row["investigator_llm_config"]),
         labels=_uj(row["labels"]) or {},
         extra=_uj(row["extra"]) or {},
+        published_metrics=_uj(row.get("published_metrics")) or [],
+        format_version=row.get("format_version") or FORMAT_VERSION,
     )
 
 
@@ -132,6 +138,7 @@ def episode_from_row(row: dict[str, Any]) -> EpisodeRecord:
             "judge_usage": judge,
             "investigation_metadata": _uj(row["investigation_metadata"]),
             "extra": _uj(row["extra"]) or {},
+            "format_version": row.get("format_version") or FORMAT_VERSION,
         }
     )
 
@@ -139,4 +146,5 @@ def episode_from_row(row: dict[str, Any]) -> EpisodeRecord:
 def measurement_from_row(row: dict[str, Any]) -> Measurement:
     data = {k: row[k] for k in Measurement.model_fields if k in row}
     data["extra"] = _uj(row.get("extra")) or {}
+    data["format_version"] = row.get("format_version") or FORMAT_VERSION
     return Measurement.model_validate(data)

@@ -11,6 +11,9 @@ modules write SQL against them, so changes here are schema migrations
 - ``measurements``: one row per benchmark per episode.
 - ``quarantine``: rejected input, with file, line, record, field and reason.
 - ``ingest_batches``: one row per committed batch.
+- every record table has ``format_version`` (the record contract's version, see
+  :data:`evalatlas.records.models.FORMAT_VERSION`); ``experiments.published_metrics``
+  holds the source's own reported numbers (JSON list of ``PublishedMetric``).
 
 Keys (see :data:`KEYS`) are unique by construction: every write deletes the rows with
 the incoming keys, then inserts, in one transaction.
@@ -53,7 +56,9 @@ CREATE TABLE IF NOT EXISTS experiments (
     labels JSON,
     extra JSON,
     source_file VARCHAR,
-    ingest_batch BIGINT
+    ingest_batch BIGINT,
+    published_metrics JSON,
+    format_version INTEGER
 );
 
 CREATE TABLE IF NOT EXISTS episodes (
@@ -99,7 +104,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     investigation_metadata JSON,
     extra JSON,
     source_file VARCHAR,
-    ingest_batch BIGINT
+    ingest_batch BIGINT,
+    format_version INTEGER
 );
 
 CREATE TABLE IF NOT EXISTS measurements (
@@ -124,7 +130,8 @@ CREATE TABLE IF NOT EXISTS measurements (
     fallback_to_baseline BOOLEAN,
     extra JSON,
     source_file VARCHAR,
-    ingest_batch BIGINT
+    ingest_batch BIGINT,
+    format_version INTEGER
 );
 
 CREATE TABLE IF NOT EXISTS quarantine (
@@ -155,6 +162,7 @@ EXPERIMENT_COLUMNS = [
     "agent_id", "agent_name", "agent_config_type", "llm_model", "agent", "benchmark_name",
     "benchmark_version", "subset_name", "subset_n_tasks", "subset_filter",
     "investigator_llm_config", "labels", "extra", "source_file", "ingest_batch",
+    "published_metrics", "format_version",
 ]
 
 EPISODE_COLUMNS = [
@@ -165,15 +173,26 @@ EPISODE_COLUMNS = [
     "cache_creation_tokens", "reasoning_tokens", "cost_usd", "cost_source", "n_llm_calls",
     "usage_model", "llm_model", "judge_usage", "scores", "input_text", "output_text",
     "expected_text", "retrieved_sources", "expected_sources", "verifier", "findings",
-    "investigation_metadata", "extra", "source_file", "ingest_batch",
+    "investigation_metadata", "extra", "source_file", "ingest_batch", "format_version",
 ]
 
 MEASUREMENT_COLUMNS = [
     "experiment_id", "trajectory_id", "benchmark", "module", "class_name", "function",
     "params", "unit", "baseline_samples", "agent_samples", "oracle_samples", "baseline_time",
     "agent_time", "oracle_time", "speedup_agent", "speedup_oracle", "advantage", "valid",
-    "fallback_to_baseline", "extra", "source_file", "ingest_batch",
+    "fallback_to_baseline", "extra", "source_file", "ingest_batch", "format_version",
 ]
+
+MIGRATIONS = """
+ALTER TABLE experiments ADD COLUMN IF NOT EXISTS published_metrics JSON;
+ALTER TABLE experiments ADD COLUMN IF NOT EXISTS format_version INTEGER;
+ALTER TABLE episodes ADD COLUMN IF NOT EXISTS format_version INTEGER;
+ALTER TABLE measurements ADD COLUMN IF NOT EXISTS format_version INTEGER;
+"""
+"""Columns added after a table was first created, appended at its end (the column lists
+above end the same way, so old and new stores have one column order). Idempotent.
+``published_metrics``: the source's own reported numbers (a JSON list of
+PublishedMetric); ``format_version``: the record contract version of each row."""
 
 QUARANTINE_COLUMNS = [
     "problem_key", "source_file", "line", "record", "field", "reason", "ingest_batch",

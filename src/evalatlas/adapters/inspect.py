@@ -1,0 +1,479 @@
+"""Inspect AI logs (log format version 2): ``.eval`` zip archives and ``.json`` logs.
+
+One experiment per log (task x model run) and one episode per (sample id, epoch):
+
+- **What is read.** From a ``.eval``: ``header.json`` (eval spec, results, stats, status,
+  error), ``summaries.json`` (one small summary per sample and epoch) and
+  ``reductions.json``; ``samples/*`` (full transcripts) are never opened. A log still in
+  progress or crashed has no ``header.json``: ``_journal/start.json`` gives the spec and
+  ``_journal/summaries/<n>.json`` the samples finished so far, in order. A sample logged
+  again (a retry, a re-scored sample) replaces the earlier entry: the last one wins. A
+  ``.json`` log holds the same data in one document (its ``samples`` carry the same
+  fields as the summaries).
+- **Members** may be deflate (older Inspect) or zstd (Inspect >= 0.3.2xx writes zstd by
+  default; Python's ``zipfile`` gained zstd only in 3.14, so zstd members are read with
+  ``zstandard``, across frames).
+- **Scores.** Each scorer's value is kept as written (``extra["score_values"]``) and as a
+  float in ``scores[<scorer>]`` with Inspect's own ``value_to_float`` mapping (C = 1,
+  P = 0.5, I = N = 0, booleans, numbers, numeric strings, yes/no/true/false) except
+  that a value it cannot map is **missing** (None), where Inspect silently uses 0. A
+  dict value (several metrics from one scorer) gives ``scores["<scorer>.<key>"]``. The
+  episode's ``reward`` is the headline scorer's float (``results.headline``, else the
+  first scorer); a sample without that score (an error) has an unknown outcome.
+- **Usage.** ``usage`` is the evaluated model's (``eval.model``) tokens: Inspect's
+  ``input_tokens`` plus cache reads and writes as ``prompt_tokens`` (the contract's
+  OpenAI convention, so ``total = prompt + completion`` as Inspect's own total),
+  ``input_tokens_cache_read`` -> ``cached_tokens``, ``input_tokens_cache_write`` ->
+  ``cache_creation_tokens``, ``reasoning_tokens``, ``total_cost`` when every entry has
+  one. Every model's usage as logged (graders too) stays in ``extra["model_usage"]``.
+- **Time, errors, limits.** ``total_time`` -> ``wall_time_s``, ``working_time`` ->
+  ``extra["working_time_s"]``; an ``error`` -> status ``error``, ``error_type`` the
+  exception class; a ``limit`` -> ``error_type`` ``<type>_limit`` with status
+  ``timeout`` (time, working) or ``max_steps`` (message, token, turn, cost ...); the
+  sample may still be scored. ``retries`` (or ``error_retries``) -> ``extra["retries"]``.
+- **Published metrics.** ``results.scores`` (per scorer: each metric after the epochs
+  reducer) become :class:`~evalatlas.records.models.PublishedMetric` rows, so
+  ``summary`` can show Inspect's numbers next to evalatlas's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import re
+import zipfile
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.errors import InputError, Problem, UnsafeIdError
+from evalatlas.records.ids import check_safe_id, experiment_id_for
+from evalatlas.records.jsonio import read_json_file
+from evalatlas.records.models import (
+    AgentInfo,
+    BenchmarkSubset,
+    EpisodeRecord,
+    ExperimentRecord,
+    PublishedMetric,
+)
+from evalatlas.records.validate import parse_record
+
+_ID_NAMESPACE = "inspect_ai"
+_ZIP_ZSTD = 93
+_MAX_ERROR_CHARS = 2000
+_NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
+_EXC_NAME = re.compile(r"^([A-Za-z_][\w.]*)\(")
+_TIME_LIMITS = {"time", "working"}
+
+# --- detection -----------------------------------------------------------------------
+
+
+def _detect(path: Path) -> bool:
+    """``*.eval`` zip archives, and ``*.json`` whose head looks like an Inspect EvalLog."""
+    name = path.name.lower()
+    if name.endswith(".eval"):
+        return head_bytes(path, 4) == b"PK\x03\x04"
+    if not name.endswith(".json"):
+        return False
+    head = head_bytes(path, 8192)
+    return (b'"eval"' in head and b'"task"' in head and b'"run_id"' in head
+            and (b'"status"' in head or b'"version"' in head))
+
+
+# --- value mapping -------------------------------------------------------------------
+
+
+def score_to_float(value: Any) -> float | None:
+    """Inspect's ``value_to_float`` (scorer/_metric.py), with None where it would use 0.
+
+    C -> 1, P -> 0.5, I and N -> 0; booleans and finite numbers as floats; strings
+    "yes"/"true" -> 1, "no"/"false" -> 0, numeric strings parsed. Anything else (a list,
+    a dict, free text, a non-finite number) is missing: Inspect logs a warning and
+    counts it as 0, which would turn an unreadable score into a failure.
+    """
+    if isinstance(value, str):
+        if value == "C":
+            return 1.0
+        if value == "P":
+            return 0.5
+        if value in ("I", "N"):
+            return 0.0
+        low = value.lower()
+        if low in ("yes", "true"):
+            return 1.0
+        if low in ("no", "false"):
+            return 0.0
+        if _NUMBER.match(value):
+            f = float(value)
+            return f if math.isfinite(f) else None
+        return None
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    return None
+
+
+def _json_value(value: Any) -> Any:
+    """A score value as JSON can hold it (non-finite floats become None)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value
+
+
+# --- reading the archive -------------------------------------------------------------
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes; zstd members (method 93) decoded with ``zstandard``."""
+    if info.compress_type != _ZIP_ZSTD:
+        return zf.read(info)
+    try:
+        import zstandard
+    except ImportError as exc:  # pragma: no cover - a runtime dependency
+        raise InputError.at(zf.filename, "zstd-compressed member (Inspect's default); "
+                            "install zstandard", field=info.filename) from exc
+    fp = zf.fp
+    assert fp is not None
+    fp.seek(info.header_offset)
+    header = fp.read(30)
+    if header[:4] != b"PK\x03\x04":
+        raise InputError.at(zf.filename, "bad local file header", field=info.filename)
+    name_len = int.from_bytes(header[26:28], "little")
+    extra_len = int.from_bytes(header[28:30], "little")
+    fp.seek(info.header_offset + 30 + name_len + extra_len)
+    raw = fp.read(info.compress_size)
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw),
+                                                        read_across_frames=True)
+    data = reader.read()
+    if len(data) != info.file_size:
+        raise InputError.at(zf.filename, f"zstd member decoded to {len(data)} bytes, "
+                            f"expected {info.file_size}", field=info.filename)
+    return data
+
+
+def _member_json(zf: zipfile.ZipFile, name: str) -> Any:
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        return None
+    raw = _read_member(zf, info)
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise InputError.at(zf.filename, f"invalid JSON in member: {exc}", field=name) from exc
+
+
+def _journal_number(name: str) -> int:
+    stem = name.rsplit("/", 1)[-1].removesuffix(".json")
+    return int(stem) if stem.isdigit() else 0
+
+
+def read_eval_archive(path: Path) -> dict[str, Any]:
+    """The parts of a ``.eval`` evalatlas uses, as one EvalLog-shaped dict.
+
+    ``samples`` holds the sample summaries (not the transcripts). Without
+    ``header.json`` (in progress or crashed) the spec comes from ``_journal/start.json``
+    and ``status`` is ``started``.
+    """
+    with zipfile.ZipFile(path) as zf:
+        log = _member_json(zf, "header.json")
+        if log is None:
+            log = _member_json(zf, "_journal/start.json")
+            if not isinstance(log, dict):
+                raise InputError.at(path, "neither header.json nor _journal/start.json: "
+                                    "not an Inspect log, or written before it started")
+            log.setdefault("status", "started")
+        if not isinstance(log, dict):
+            raise InputError.at(path, "header.json is not a JSON object")
+        summaries = _member_json(zf, "summaries.json")
+        if summaries is None:
+            summaries = []
+            names = [n for n in zf.namelist() if n.startswith("_journal/summaries/")]
+            for name in sorted(names, key=_journal_number):
+                part = _member_json(zf, name)
+                if isinstance(part, list):
+                    summaries.extend(part)
+        log["samples"] = summaries
+        reductions = _member_json(zf, "reductions.json")
+        if reductions is not None:
+            log["reductions"] = reductions
+    return log
+
+
+def read_log(path: Path) -> dict[str, Any]:
+    """An Inspect log (``.eval`` or ``.json``) as an EvalLog-shaped dict."""
+    if path.name.lower().endswith(".eval"):
+        try:
+            return read_eval_archive(path)
+        except zipfile.BadZipFile as exc:
+            raise InputError.at(path, f"not a readable zip archive: {exc}") from exc
+        except OSError as exc:
+            raise InputError.at(path, f"cannot read: {exc.strerror or exc}") from exc
+    data = read_json_file(path)
+    if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
+        raise InputError.at(path, "expected an Inspect EvalLog object with an 'eval' field")
+    return data
+
+
+# --- mapping -------------------------------------------------------------------------
+
+
+def _timestamp(text: Any) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+
+
+def _int(x: Any) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
+
+
+def _float(x: Any) -> float | None:
+    if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x >= 0:
+        return float(x)
+    return None
+
+
+def usage_of(model_usage: dict[str, Any], model: str | None) -> dict[str, Any]:
+    """The contract's usage of ``model`` from Inspect's per-model usage (see module doc)."""
+    u = model_usage.get(model) if model else None
+    if not isinstance(u, dict):
+        return {}
+    inp, out = _int(u.get("input_tokens")), _int(u.get("output_tokens"))
+    read, write = _int(u.get("input_tokens_cache_read")), _int(u.get("input_tokens_cache_write"))
+    prompt = None if inp is None else inp + (read or 0) + (write or 0)
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt, "completion_tokens": out,
+        "total_tokens": _int(u.get("total_tokens")), "cached_tokens": read,
+        "cache_creation_tokens": write, "reasoning_tokens": _int(u.get("reasoning_tokens")),
+        "model": model,
+    }
+    cost = _float(u.get("total_cost"))
+    if cost is not None:
+        usage["total_cost_usd"] = cost
+    return {k: v for k, v in usage.items() if v is not None}
+
+
+def _scorer_names(log: dict[str, Any]) -> list[str]:
+    names = [s.get("name") for s in log["eval"].get("scorers") or [] if isinstance(s, dict)]
+    names += [s.get("name") for s in (log.get("results") or {}).get("scores") or []
+              if isinstance(s, dict)]
+    return list(dict.fromkeys(n for n in names if isinstance(n, str)))
+
+
+def headline_scorer(log: dict[str, Any]) -> str | None:
+    """The scorer whose value is the episode reward: Inspect's headline, else the first."""
+    headline = (log.get("results") or {}).get("headline")
+    if isinstance(headline, dict) and isinstance(headline.get("scorer"), str):
+        return headline["scorer"]
+    names = _scorer_names(log)
+    return names[0] if names else None
+
+
+def _trajectory_id(sample_id: str, epoch: int) -> str:
+    tid = f"{sample_id}_epoch_{epoch}"
+    try:
+        return check_safe_id(tid)
+    except UnsafeIdError:
+        digest = hashlib.sha256(sample_id.encode("utf-8")).hexdigest()[:16]
+        return f"sample-{digest}_epoch_{epoch}"
+
+
+def _error(sample: dict[str, Any]) -> str | None:
+    err = sample.get("error")
+    if isinstance(err, dict):
+        err = err.get("message")
+    if not err:
+        return None
+    return str(err)[:_MAX_ERROR_CHARS]
+
+
+def _published(log: dict[str, Any]) -> list[PublishedMetric]:
+    cfg = log["eval"].get("config") or {}
+    reducers = cfg.get("epochs_reducer")
+    default_reducer = reducers[0] if isinstance(reducers, list) and len(reducers) == 1 \
+        else ("mean" if not reducers else None)
+    out = []
+    for entry in (log.get("results") or {}).get("scores") or []:
+        if not isinstance(entry, dict):
+            continue
+        name = str(entry.get("name") or entry.get("scorer") or "")
+        reducer = entry.get("reducer") if isinstance(entry.get("reducer"), str) \
+            else default_reducer
+        n = _int(entry.get("scored_samples"))
+        params = {k: entry[k] for k in ("scorer", "unscored_samples") if k in entry}
+        for metric in (entry.get("metrics") or {}).values():
+            if not isinstance(metric, dict):
+                continue
+            value = metric.get("value")
+            ok = isinstance(value, int | float) and not isinstance(value, bool) \
+                and math.isfinite(value)
+            out.append(PublishedMetric(
+                source="inspect", metric=str(metric.get("name")), score=name or None,
+                name=name or None, value=float(value) if ok else None, reducer=reducer,
+                n=n, params={**params, **({"params": metric["params"]}
+                                          if metric.get("params") else {})}))
+    return out
+
+
+def experiment_of(log: dict[str, Any], path: Path) -> ExperimentRecord:
+    """The experiment record of one log (see the module docstring)."""
+    ev = log["eval"]
+    model = ev.get("model") if isinstance(ev.get("model"), str) else None
+    plan = log.get("plan") or {}
+    solvers = [s.get("solver") for s in plan.get("steps") or [] if isinstance(s, dict)]
+    config = {
+        "model": model, "model_args": ev.get("model_args") or {},
+        "generate_config": ev.get("model_generate_config") or plan.get("config") or {},
+        "model_roles": ev.get("model_roles") or {}, "solvers": solvers,
+    }
+    version = (ev.get("packages") or {}).get("inspect_ai", "unknown")
+    dataset = ev.get("dataset") or {}
+    sample_ids = dataset.get("sample_ids")
+    n_tasks = len(sample_ids) if isinstance(sample_ids, list) else \
+        (_int(dataset.get("samples")) or 0)
+    cfg = ev.get("config") or {}
+    limit = cfg.get("limit")
+    task = str(ev.get("task") or "unknown")
+    key = ev.get("eval_id") or f"{ev.get('run_id')}/{ev.get('task_id')}"
+    results = log.get("results") or {}
+    stats = log.get("stats") or {}
+    revision = ev.get("revision") or {}
+    return ExperimentRecord(
+        experiment_id=experiment_id_for(str(key), _ID_NAMESPACE),
+        experiment_name=path.name.removesuffix(".eval").removesuffix(".json"),
+        timestamp=_timestamp(ev.get("created")),
+        framework_name="inspect_ai",
+        framework_version=str(version),
+        agent=AgentInfo(name=model, config=config, config_type="inspect_ai",
+                        llm_model=model, framework_version=str(version),
+                        git_commit=revision.get("commit"),
+                        git_remote_url=revision.get("origin")),
+        benchmark_name=task,
+        benchmark_version=None if ev.get("task_version") is None else str(ev["task_version"]),
+        benchmark_subset=BenchmarkSubset(
+            name=str(dataset.get("name") or task), n_tasks=n_tasks,
+            filter=None if limit is None else f"limit={limit}"),
+        labels={"inspect_status": str(log.get("status") or "unknown")},
+        extra={"inspect": {
+            "eval_id": ev.get("eval_id"), "run_id": ev.get("run_id"),
+            "task_id": ev.get("task_id"), "status": log.get("status"),
+            "epochs": cfg.get("epochs"), "epochs_reducer": cfg.get("epochs_reducer"),
+            "dataset_samples": dataset.get("samples"),
+            "total_samples": results.get("total_samples"),
+            "completed_samples": results.get("completed_samples"),
+            "headline_scorer": headline_scorer(log),
+            "started_at": stats.get("started_at"), "completed_at": stats.get("completed_at"),
+            "model_usage": stats.get("model_usage") or {},
+            "error": _error(log),
+        }},
+        published_metrics=_published(log),
+    )
+
+
+def episode_of(sample: dict[str, Any], exp: ExperimentRecord, headline: str | None,
+               model: str | None, path: Path) -> EpisodeRecord:
+    """One episode from a sample summary (or a full sample of a ``.json`` log)."""
+    sid = str(sample.get("id"))
+    epoch = sample.get("epoch") if isinstance(sample.get("epoch"), int) else 1
+    raw_scores = sample.get("scores") or {}
+    values: dict[str, Any] = {}
+    scores: dict[str, float | None] = {}
+    for name, score in raw_scores.items():
+        value = score.get("value") if isinstance(score, dict) else score
+        values[name] = _json_value(value)
+        if isinstance(value, dict):
+            for key, v in value.items():
+                scores[f"{name}.{key}"] = score_to_float(v)
+        else:
+            scores[name] = score_to_float(value)
+    reward = scores.get(headline) if headline else None
+    error = _error(sample)
+    limit = sample.get("limit") if isinstance(sample.get("limit"), dict) else None
+    status, error_type = "completed", None
+    if sample.get("completed") is False:
+        status = "incomplete"
+    if limit:
+        kind = str(limit.get("type") or "unknown")
+        error_type = f"{kind}_limit"
+        status = "timeout" if kind in _TIME_LIMITS else "max_steps"
+    if error:
+        status = "error"
+        m = _EXC_NAME.match(error)
+        error_type = m.group(1) if m else "error"
+    retries = sample.get("retries")
+    if retries is None and isinstance(sample.get("error_retries"), list):
+        retries = len(sample["error_retries"])
+    model_usage = sample.get("model_usage") or {}
+    extra: dict[str, Any] = {"score_values": values}
+    for key, value in (("uuid", sample.get("uuid")), ("retries", retries),
+                       ("working_time_s", _float(sample.get("working_time"))),
+                       ("model_usage", model_usage or None), ("limit", limit),
+                       ("message_count", sample.get("message_count"))):
+        if value is not None:
+            extra[key] = value
+    data = {
+        "experiment_id": exp.experiment_id, "task_id": sid,
+        "trajectory_id": _trajectory_id(sid, epoch), "attempt": max(epoch - 1, 0),
+        "reward": reward, "status": status, "error_type": error_type,
+        "error_message": error, "wall_time_s": _float(sample.get("total_time")),
+        "timestamp": _timestamp(sample.get("completed_at") or sample.get("started_at")),
+        "usage": usage_of(model_usage, model), "scores": scores, "extra": extra,
+    }
+    return parse_record(EpisodeRecord, data, file=str(path), record=f"{sid} epoch {epoch}")
+
+
+def read_inspect(path: Path) -> Iterator[Item]:
+    """Experiment first, then one episode per (sample id, epoch), the last entry winning."""
+    try:
+        log = read_log(path)
+        exp = experiment_of(log, path)
+    except InputError as exc:
+        yield exc.problem
+        return
+    except (ValueError, TypeError, AttributeError) as exc:
+        yield Problem(str(path), f"not a readable Inspect log: {exc}")
+        return
+    yield exp
+    headline = headline_scorer(log)
+    model = exp.agent.llm_model
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    samples = log.get("samples") or []
+    if not isinstance(samples, list):
+        yield Problem(str(path), "samples is not a list", field="samples")
+        return
+    for sample in samples:
+        if not isinstance(sample, dict) or sample.get("id") is None:
+            yield Problem(str(path), "sample without an id", field="samples")
+            continue
+        epoch = sample.get("epoch") if isinstance(sample.get("epoch"), int) else 1
+        latest[(str(sample["id"]), epoch)] = sample  # re-logged: the last entry wins
+    for sample in latest.values():
+        try:
+            yield episode_of(sample, exp, headline, model, path)
+        except InputError as exc:
+            yield exc.problem
+
+
+ADAPTER = Adapter(
+    name="inspect",
+    kind="file",
+    detect=_detect,
+    read=read_inspect,
+    priority=15,
+    description="Inspect AI logs (.eval zip, deflate or zstd, and .json; in-progress logs "
+    "via _journal/): one episode per sample and epoch, scorers as named scores",
+)
