@@ -78,12 +78,10 @@ elif kind == "naive":
     con.close()
 elif kind == "summary":
     from evalatlas.store.db import Store
-    from evalatlas.store.outcomes import outcome_summary
-    from evalatlas.store.queries import summary
+    from evalatlas.api import summary
     with Store(db, read_only=True) as store:
         t0 = time.perf_counter()
-        rows = summary(store)  # what `evalatlas summary` runs: both queries
-        outcome_summary(store, "agent")
+        rows = summary(store).rows  # what `evalatlas summary` runs
     n = sum(r["episodes"] for r in rows)
 secs = time.perf_counter() - t0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -3,7 +3,8 @@
 50 agents x 2,000 tasks x 10 attempts = 1,000,000 episodes, written straight into a
 DuckDB store (ingest has its own benchmark), then:
 
-- evalatlas: :func:`evalatlas.store.outcomes.outcome_summary` (success rate with Wilson
+- evalatlas: :func:`evalatlas.analysis.summary.outcome_rows` over
+  :func:`evalatlas.store.outcomes.task_outcome_counts` (success rate with Wilson
   and task-clustered intervals, pass@k for k = 2, 4, 5, 8, 10 with intervals), from the
   store;
 - reference: a straightforward pandas groupby over an in-memory DataFrame of the same
@@ -27,8 +28,9 @@ import pandas as pd
 from scipy.stats import norm
 from scipy.stats import t as t_dist
 
+from evalatlas.analysis.summary import outcome_rows
 from evalatlas.store.db import Store
-from evalatlas.store.outcomes import outcome_summary
+from evalatlas.store.outcomes import task_outcome_counts
 
 N_AGENTS, N_TASKS, N_ATTEMPTS = 50, 2_000, 10
 KS = [2, 4, 5, 8, 10]
@@ -106,7 +108,7 @@ def main() -> None:
         store = build_store(Path(tmp) / "bench.duckdb")
         build_s = time.perf_counter() - t0
         assert store.count("episodes") == N_AGENTS * N_TASKS * N_ATTEMPTS
-        ours_s, rows = timed(lambda: outcome_summary(store), args.repeats)
+        ours_s, rows = timed(lambda: outcome_rows(*task_outcome_counts(store)), args.repeats)
         t0 = time.perf_counter()
         df = store.con.execute("""
             SELECT x.agent_id AS agent, e.task_id AS task, CAST(e.success AS DOUBLE) AS success

@@ -24,12 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
+from evalatlas.analysis.speedups import summarise, task_payloads
 from evalatlas.metrics.speedup import speedups_from_sample_matrix, task_metrics
 from evalatlas.metrics.speedup_summary import agent_metrics_summary
 from evalatlas.stats.bootstrap import bootstrap_ci
 from evalatlas.store.db import Store
 from evalatlas.store.ingest import ingest_paths
-from evalatlas.store.speedups import summarise, task_payloads
+from evalatlas.store.speedups import load_speedup_rows
 
 N_TASKS, N_AGENTS, N_BENCH, N_SAMPLES = 100, 5, 500, 10
 
@@ -128,7 +129,8 @@ def build_store(path: Path, run_dir: Path, data: dict) -> float:
 
 def aggregate_from_store(path: Path) -> list[dict]:
     with Store(path, read_only=True) as store:
-        payloads = task_payloads(store)
+        rows = load_speedup_rows(store)
+    payloads = task_payloads(rows.episodes, rows.measurements, rows.bounds)
     return summarise(payloads, "agent", level=4)
 
 

@@ -110,8 +110,8 @@ def test_errors(tmp_path):
 
 
 def test_code_quality_attachment_of_the_runner_is_flattened():
+    from evalatlas.analysis.frameworks import flat_code_quality
     from evalatlas.codequality.static import analyse_source, combine
-    from evalatlas.store.frameworks import flat_code_quality
 
     totals = combine([analyse_source("def f() -> int:\n    return 1\n")])
     flat = flat_code_quality({"root": "impl.py", "totals": totals, "files": []})
@@ -120,6 +120,7 @@ def test_code_quality_attachment_of_the_runner_is_flattened():
 
 
 def test_runner_style_episodes_keep_boolean_profile_metrics():
+    from evalatlas.analysis.frameworks import group_records
     from evalatlas.records.models import (
         AgentInfo,
         BenchmarkSubset,
@@ -127,7 +128,6 @@ def test_runner_style_episodes_keep_boolean_profile_metrics():
         ExperimentRecord,
     )
     from evalatlas.report.frameworks import build_report
-    from evalatlas.store.frameworks import group_records
 
     exp = ExperimentRecord(
         experiment_id="e1", experiment_name="langgraph/multihop_qa/capability",

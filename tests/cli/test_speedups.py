@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from evalatlas.analysis.speedups import summarise
+from evalatlas.analysis.speedups import task_payloads as _payloads
 from evalatlas.cli.main import app
 from evalatlas.metrics.outcomes import pass_at_k_over_tasks
 from evalatlas.store.db import Store
 from evalatlas.store.ingest import ingest_paths
-from evalatlas.store.speedups import summarise, task_payloads
+from evalatlas.store.speedups import load_speedup_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adapters"))
 from test_fceval import RUN, SNAP_OK, TESTS_OK, _multi_agent_run, _pane, _trial
@@ -23,6 +25,11 @@ from test_fceval import RUN, SNAP_OK, TESTS_OK, _multi_agent_run, _pane, _trial
 CSV = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "formulacode" / \
     "website_data.csv"
 runner = CliRunner()
+
+
+def task_payloads(store: Store, **filters: list[str]) -> list[dict]:
+    rows = load_speedup_rows(store, **filters)
+    return _payloads(rows.episodes, rows.measurements, rows.bounds)
 
 
 @pytest.fixture(scope="module")

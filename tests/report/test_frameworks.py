@@ -176,8 +176,8 @@ def test_answers_escaped_and_truncated(tmp_path):
 
 
 def test_store_round_trip_gives_the_same_report(upstream_reports, tmp_path):
+    from evalatlas.api import framework_data as load_framework_data
     from evalatlas.store.db import Store
-    from evalatlas.store.frameworks import load_framework_data
     from evalatlas.store.ingest import ingest_paths
 
     path = upstream_reports["multi_agent_coordination_capability"]

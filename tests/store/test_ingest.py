@@ -8,12 +8,17 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from evalatlas.api import summary as _summary
 from evalatlas.records import EpisodeRecord, EvalLog
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.store.db import Store
 from evalatlas.store.export import export_jsonl, export_parquet, iter_episodes
 from evalatlas.store.ingest import ingest_paths
-from evalatlas.store.queries import summary
+
+
+def summary(store: Store) -> list[dict]:
+    return _summary(store).rows
+
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -160,8 +165,7 @@ def test_other_harnesses_jsonl_is_not_mistaken_for_records(tmp_path: Path) -> No
 
 
 def test_compare_and_tiers_skip_unknown_outcomes(tmp_path: Path) -> None:
-    from evalatlas.store.compare import compare
-    from evalatlas.store.tiers import tier_table
+    from evalatlas.api import compare, tiers
 
     lines = []
     for agent, outcomes in (("a", [1.0, 1.0, None, None]), ("b", [0.0, 1.0, 0.0, 0.0])):
@@ -174,11 +178,11 @@ def test_compare_and_tiers_skip_unknown_outcomes(tmp_path: Path) -> None:
     src.write_text("".join(json.dumps(x) + "\n" for x in lines))
     with Store(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [src])
-        (pair,), _ = compare(store, ["a", "b"])
-        tiers = tier_table(store, baseline="b")
+        (pair,) = compare(store, "a", "b").rows
+        report = tiers(store, baseline="b")
     assert pair["shared_tasks"] == 2  # t2, t3 have no known outcome for a
     assert (pair["success_a"], pair["success_b"]) == (1.0, 0.5)
-    rows = {r["tier"]: r for r in tiers.rows}
+    rows = {r["tier"]: r for r in report.rows}
     assert rows["a"]["runs"] == 2 and rows["a"]["pass_rate"] == 1.0
 
 

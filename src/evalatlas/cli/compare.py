@@ -7,9 +7,9 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from evalatlas.api import compare
 from evalatlas.cli.common import FormatOption, OutputOption, console, emit, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, fmt_value, md_escape, render
-from evalatlas.store.compare import compare
 
 
 def _pct(v: float | None) -> str:
@@ -62,11 +62,11 @@ def compare_cmd(
         fail("--detect must be a fraction in (0, 1), e.g. 0.05 for 5 points")
     with open_store(ctx, read_only=True) as store:
         try:
-            rows, used = compare(store, selectors, pair_by=pair_by,  # type: ignore[arg-type]
-                                 score=score, confidence=confidence, detect=detect,
-                                 alpha=alpha)
+            result = compare(store, *selectors, pair_by=pair_by,  # type: ignore[arg-type]
+                             score=score, confidence=confidence, detect=detect, alpha=alpha)
         except ValueError as exc:
             fail(str(exc))
+    rows, used = result.rows, result.meta["score"]
     pct = f"{round(100 * confidence)}% CI"
     columns = [
         Col("a", "A", None, 0, "name"), Col("b", "B", None, 0.1, "name"),
@@ -80,16 +80,14 @@ def compare_cmd(
         Col("cost_a", "cost/task A", lambda r: _money(r["cost_a"]), 5),
         Col("cost_b", "cost/task B", lambda r: _money(r["cost_b"]), 5.1),
     ]
-    sentences = [r["sentence"] for r in rows]
-    meta = {"selectors": selectors, "pair_by": pair_by, "score": used or "reward",
-            "confidence": confidence, "alpha": alpha, "detect": detect}
+    sentences = result.sentences
     if fmt is OutputFormat.table:
         render(rows, columns, fmt, schema="evalatlas.compare/1", title="Compare")
         for s in sentences:
             console.print(escape(s), highlight=False)
         return
-    text = render(rows, columns, fmt, schema="evalatlas.compare/1", title="Compare",
-                  meta=meta)
+    text = render(rows, columns, fmt, schema=result.schema, title="Compare",
+                  meta=result.meta)
     if fmt is OutputFormat.markdown and text is not None:
         text += "\n" + "\n".join(f"- {md_escape(s)}" for s in sentences) + "\n"
     emit(text, output)

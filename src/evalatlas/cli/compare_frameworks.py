@@ -14,13 +14,14 @@ from rich.markup import escape
 from evalatlas.adapters.framework_results import ADAPTER as FRAMEWORK_RESULTS
 from evalatlas.adapters.framework_results import read_results_file
 from evalatlas.adapters.frameworks import Scenario, load_scenario
+from evalatlas.analysis.frameworks import FrameworkData, group_records
+from evalatlas.api import compare_frameworks, framework_data
 from evalatlas.cli.common import OutputOption, emit, err_console, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, render
 from evalatlas.errors import InputError, Problem
 from evalatlas.metrics.scorecard import MODES
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
-from evalatlas.report.frameworks import build_report, render_markdown
-from evalatlas.store.frameworks import FrameworkData, group_records, load_framework_data
+from evalatlas.report.frameworks import render_markdown
 
 
 class ReportFormat(StrEnum):
@@ -113,8 +114,8 @@ def compare_frameworks_cmd(
             data = [d for d in data if d.framework in framework or d.display_name in framework]
     else:
         with open_store(ctx, read_only=True) as store:
-            data = load_framework_data(store, scenario=scenario, mode=mode,
-                                       frameworks=framework, scenario_def=scenario_def)
+            data = framework_data(store, scenario=scenario, mode=mode,
+                                  frameworks=framework, scenario_def=scenario_def)
     for p in problems:
         err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", markup=True,
                           highlight=False)
@@ -126,9 +127,8 @@ def compare_frameworks_cmd(
         fail("results span several scenario/mode combinations ("
              + ", ".join(f"{s}/{m}" for s, m in combos)
              + "); choose one with --scenario and --mode")
-    order = [q.id for q in scenario_def.questions] if scenario_def else None
-    report = build_report(data, scorecard_mode=scorecard_mode.value, confidence=confidence,
-                          question_order=order)
+    report = compare_frameworks(data, scorecard_mode=scorecard_mode.value,
+                                confidence=confidence, scenario_def=scenario_def)
     if fmt is None:
         fmt = (ReportFormat.table if output is None and sys.stdout.isatty()
                else ReportFormat.markdown)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from evalatlas.cli.common import console, fail, open_store
-from evalatlas.store.eee import RELATIONSHIPS, export_eee
+from evalatlas.exports.eee import RELATIONSHIPS, export_eee
 from evalatlas.store.export import export_jsonl, export_parquet
 
 export_app = typer.Typer(help="Export the store (seed JSONL, Parquet, Every Eval Ever).",

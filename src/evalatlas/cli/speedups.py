@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 import typer
 
+from evalatlas.api import speedup_detail, speedups
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
 from evalatlas.metrics.speedup import LEVEL_NAMES
-from evalatlas.store.speedups import benchmark_detail, run_totals, summarise, task_payloads
 
 
 def _adv(row: dict[str, Any]) -> str:
@@ -55,8 +55,8 @@ def speedups_cmd(
         fail(f"--by must be agent or task, got {by!r}")
     with open_store(ctx, read_only=True) as store:
         if detail:
-            rows = benchmark_detail(store, experiment=experiment, agent=agent, task=task,
-                                    limit=limit)
+            found = speedup_detail(store, experiment=experiment, agent=agent, task=task,
+                                   limit=limit)
             columns = [Col("agent", "agent", None, 0, "name"),
                        Col("task_id", "task", None, 0.1, "name"),
                        Col("benchmark", "benchmark", None, 0.2, "name"),
@@ -65,13 +65,14 @@ def speedups_cmd(
                        Col("advantage", "advantage", None, 1), Col("valid", "valid", None, 4),
                        Col("fallback_to_baseline", "fallback", None, 5),
                        Col("invalid_reason", "why invalid", None, 6)]
-            notes = [] if rows else ["no measurements; run `evalatlas ingest PATH` first"]
-            emit(render(rows, columns, fmt, schema="evalatlas.speedups.detail/1",
-                        title="FC-Eval per-benchmark speedups", notes=notes), output)
+            emit(render(found.rows, columns, fmt, schema=found.schema,
+                        title="FC-Eval per-benchmark speedups", notes=found.notes), output)
             return
-        payloads = task_payloads(store, experiment=experiment, agent=agent, task=task)
-    rows = summarise(payloads, by, level=level, confidence=confidence)
-    totals = run_totals(payloads)
+        try:
+            result = speedups(store, by=by, level=level, experiment=experiment, agent=agent,
+                              task=task, confidence=confidence)
+        except ValueError as exc:
+            fail(str(exc))
     pct = f"{round(100 * confidence)}%"
     columns: list[Any] = [Col("task_id", "task", None, 0, "name")] if by == "task" else []
     columns += [
@@ -91,18 +92,9 @@ def speedups_cmd(
         Col("mean_trajectory_length", "traj len", lambda r: fmt_value(
             r["mean_trajectory_length"], 1), 12),
     ]
-    notes = []
-    if not rows:
-        notes.append("the store has no FC-Eval episodes; run `evalatlas ingest PATH` first")
-    else:
-        total = totals["total_cost_usd"]
-        notes.append("total cost: " + ("unknown" if total is None else f"${total:,.4f}")
-                     + (f" ({totals['cost_unknown_episodes']} episodes with unknown cost)"
-                        if totals["cost_unknown_episodes"] else ""))
-    emit(render(rows, columns, fmt, schema="evalatlas.speedups/1",
-                title=f"FC-Eval speedups by {by}",
-                meta={"by": by, "level": level, "confidence": confidence, **totals},
-                notes=notes), output)
+    emit(render(result.rows, columns, fmt, schema=result.schema,
+                title=f"FC-Eval speedups by {by}", meta=result.meta, notes=result.notes),
+         output)
 
 
 def register(app: typer.Typer) -> None:

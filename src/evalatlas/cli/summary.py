@@ -6,11 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
+from evalatlas.api import summary
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
-from evalatlas.pricing import unknown_price_models
-from evalatlas.store.outcomes import outcome_summary
-from evalatlas.store.queries import summary
 
 
 def _rate(row: dict[str, Any]) -> str:
@@ -53,22 +51,6 @@ def _reward(row: dict[str, Any]) -> str:
     return f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def _merge_outcomes(rows: list[dict[str, Any]], outcomes: list[dict[str, Any]],
-                    group: str) -> None:
-    """Add the clustered interval and pass@k of :func:`outcome_summary` to summary rows."""
-    def key(r: dict[str, Any]) -> Any:
-        return r.get("agent_id") if group == "agent" else r.get(group)
-
-    by_key = {key(o): o for o in outcomes}
-    for row in rows:
-        o = by_key.get(key(row))
-        if o is None:
-            continue
-        for k in ("success_rate_se_clustered", "success_rate_clustered_ci_low",
-                  "success_rate_clustered_ci_high", "min_attempts", "pass_at_k"):
-            row[k] = o[k]
-
-
 def _cost(row: dict[str, Any]) -> str:
     text = "-" if row["total_cost_usd"] is None else f"${row['total_cost_usd']:,.4f}"
     if row["cost_computed_episodes"]:
@@ -102,13 +84,9 @@ def summary_cmd(
     groups = [b.strip() for b in by.split(",") if b.strip()]
     with open_store(ctx, read_only=True) as store:
         try:
-            rows = summary(store, groups, experiment=experiment, confidence=confidence)
+            result = summary(store, groups, experiment=experiment, confidence=confidence)
         except ValueError as exc:
             fail(str(exc))
-        unpriced = unknown_price_models(store)
-        if len(groups) == 1:
-            _merge_outcomes(rows, outcome_summary(store, groups[0], experiment=experiment,
-                                                  confidence=confidence), groups[0])
     pct = f"{round(100 * confidence)}%"
     columns = [Col(g, g, None, 0, "name") for g in groups] + [
         Col("experiments", "exps", None, 11),
@@ -124,15 +102,8 @@ def summary_cmd(
         Col("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1),
             10),
     ]
-    notes = []
-    if unpriced:
-        notes.append("cost unknown (no price for these models; add them with a price file, "
-                     "see `evalatlas price --help`): " + ", ".join(unpriced))
-    if not rows:
-        notes.append("the store has no episodes; run `evalatlas ingest PATH` first")
-    emit(render(rows, columns, fmt, schema="evalatlas.summary/1", title="Summary",
-                meta={"group_by": groups, "confidence": confidence,
-                      "unknown_price_models": unpriced}, notes=notes), output)
+    emit(render(result.rows, columns, fmt, schema=result.schema, title="Summary",
+                meta=result.meta, notes=result.notes), output)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
+from evalatlas.api import tiers
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
-from evalatlas.store.tiers import report_meta, tier_table
 
 
 def _pct_ci(row: dict[str, Any]) -> str:
@@ -73,7 +73,7 @@ def tiers_cmd(
     base = None if baseline.lower() == "none" else baseline
     with open_store(ctx, read_only=True) as store:
         try:
-            report = tier_table(store, baseline=base, label=label, experiment=experiment,
+            report = tiers(store, baseline=base, label=label, experiment=experiment,
                                 confidence=confidence, weights=(pass_weight, impl_weight),
                                 scale=scale, ddof=ddof)  # type: ignore[arg-type]
         except ValueError as exc:
@@ -100,10 +100,8 @@ def tiers_cmd(
             f"cost variance {fmt_value(report.cost_variance, 6)}, "
             f"cost delta {_money(None if math.isnan(report.cost_delta) else report.cost_delta)}"
             f" (ddof={ddof}; costs are per-tier median run costs)")
-    emit(render(report.rows, columns, fmt, schema="evalatlas.tiers/1", title="Tiers",
-                meta={**report_meta(report), "label": label, "scale": scale, "ddof": ddof,
-                      "confidence": confidence, "weights": [pass_weight, impl_weight]},
-                notes=notes), output)
+    emit(render(report.rows, columns, fmt, schema=report.schema, title="Tiers",
+                meta=report.meta, notes=notes), output)
 
 
 def register(app: typer.Typer) -> None:

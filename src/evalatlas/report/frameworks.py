@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from evalatlas.analysis.frameworks import FrameworkData
 from evalatlas.metrics.framework_aggregate import (
     JUDGE_SCORES,
     QuestionResult,
@@ -35,7 +36,6 @@ from evalatlas.metrics.latency import latency_p50_p95
 from evalatlas.metrics.profiles import get_profile
 from evalatlas.metrics.scorecard import ScorecardInput, scorecard
 from evalatlas.stats import holm_adjust, mean_with_interval, paired_difference
-from evalatlas.store.frameworks import FrameworkData
 from evalatlas.text import json_safe, md_escape
 
 SCHEMA = "evalatlas.compare-frameworks/1"

@@ -7,12 +7,17 @@ tokens and a model but no cost are priced, and marked ``cost_source = 'computed'
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from evalatlas.pricing import cost_from_price, price_for
 
-if TYPE_CHECKING:
-    from evalatlas.store.db import Store
+
+class Store(Protocol):
+    """What pricing needs of :class:`evalatlas.store.db.Store` (not imported: ``db``
+    imports this module, and a cycle, even for type checking, is not allowed)."""
+
+    con: Any
+    unknown_model_cost: str
 
 
 def complete_batch(store: Store, batch_id: int, experiment_ids: list[str]) -> None:

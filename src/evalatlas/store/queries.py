@@ -1,4 +1,4 @@
-"""Queries over the store that the CLI and reports share.
+"""Grouped queries over the store (SQL only): the rows behind ``summary``.
 
 Grouping keys (``--by``) are SQL expressions over ``episodes e LEFT JOIN experiments x``;
 episodes whose experiment record was never ingested still count, under an explicit
@@ -7,14 +7,9 @@ episodes whose experiment record was never ingested still count, under an explic
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
-import numpy as np
-
-from evalatlas.stats.intervals import wilson_interval
-from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
 
 _LABEL = re.compile(r"^label:([A-Za-z0-9_.\-]+)$")
@@ -55,31 +50,23 @@ def experiment_filter(experiment: list[str] | None) -> tuple[str, list[Any]]:
             [*experiment, *experiment])
 
 
-def summary(
-    store: Store,
-    by: list[str] | None = None,
-    *,
-    experiment: list[str] | None = None,
-    confidence: float = 0.95,
-) -> list[dict[str, Any]]:
-    """One row per group with counts, success rate + Wilson interval, tokens, cost, time.
-
-    Success rate and its interval are over the episodes whose outcome is known
-    (``reward`` not null); ``outcome_unknown_episodes`` counts the others.
-
-    Mean reward carries an interval with tasks as clusters (repeated attempts of one
-    task are not independent; :func:`evalatlas.stats.mean_with_interval`).
-
-    Cost: ``total_cost_usd`` sums the episodes whose cost is known and
-    ``cost_unknown_episodes`` counts the others, so an unknown cost never reads as $0.
-    """
-    by = by or ["agent"]
+def _group_sql(by: list[str]) -> tuple[list[tuple[str, str, str]], str, str, str]:
     exprs = [group_expr(b) for b in by]
     keys = ", ".join(f"{k} AS k{i}" for i, (_, k, _) in enumerate(exprs))
     disps = ", ".join(f"{d} AS g{i}" for i, (_, _, d) in enumerate(exprs))
     gb = ", ".join(f"k{i}" for i in range(len(exprs)))
+    return exprs, keys, disps, gb
+
+
+def summary_totals(
+    store: Store, by: list[str], *, experiment: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per group: keys ``k0..``, display names ``g0..`` and SQL aggregates
+    (experiments, episodes, tasks, successes, outcome_known, mean_reward, errors, tokens,
+    cost sums and counts, mean wall time). Input of :func:`evalatlas.analysis.summary`."""
+    exprs, keys, disps, gb = _group_sql(by)
     where, params = experiment_filter(experiment)
-    sql = f"""
+    return store.query(f"""
         SELECT {keys}, {disps},
           count(DISTINCT e.experiment_id) AS experiments,
           count(*) AS episodes,
@@ -100,80 +87,33 @@ def summary(
         {where}
         GROUP BY {gb}
         ORDER BY {", ".join(f"g{i}" for i in range(len(exprs)))}
-    """
-    rows = store.query(sql, params)
-    err_sql = f"""
+    """, params)
+
+
+def error_counts(
+    store: Store, by: list[str], *, experiment: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Per group (``k0..``) and error kind (error type, else status): ``n`` episodes."""
+    _, keys, _, gb = _group_sql(by)
+    where, params = experiment_filter(experiment)
+    return store.query(f"""
         SELECT {keys}, coalesce(e.error_type, e.status) AS kind, count(*) AS n
         FROM episodes e LEFT JOIN experiments x USING (experiment_id)
         {where} {"AND" if where else "WHERE"} (e.status <> 'completed' OR e.error_type IS NOT NULL)
         GROUP BY {gb}, kind ORDER BY n DESC, kind
-    """
-    reward_ci = _mean_reward_intervals(store, keys, gb, len(exprs), where, params, confidence)
-    errors: dict[tuple, dict[str, int]] = {}
-    for r in store.query(err_sql, params):
-        gk = tuple(r[f"k{i}"] for i in range(len(exprs)))
-        errors.setdefault(gk, {})[r["kind"]] = int(r["n"])
-    out = []
-    for r in rows:
-        gk = tuple(r[f"k{i}"] for i in range(len(exprs)))
-        n, s, known = int(r["episodes"]), int(r["successes"]), int(r["outcome_known"])
-        lo, hi = wilson_interval(s, known, confidence)
-        row: dict[str, Any] = {name: r[f"g{i}"] for i, (name, _, _) in enumerate(exprs)}
-        if "agent" in by and r["k" + str(by.index("agent"))]:
-            row["agent_id"] = r["k" + str(by.index("agent"))]
-        row.update({
-            "experiments": int(r["experiments"]),
-            "episodes": n,
-            "tasks": int(r["tasks"]),
-            "successes": s,
-            "outcome_unknown_episodes": n - known,
-            "success_rate": s / known if known else math.nan,
-            "success_rate_ci_low": lo,
-            "success_rate_ci_high": hi,
-            "mean_reward": r["mean_reward"],
-            "mean_reward_ci_low": reward_ci.get(gk, (math.nan, math.nan))[0],
-            "mean_reward_ci_high": reward_ci.get(gk, (math.nan, math.nan))[1],
-            "errors": int(r["errors"]),
-            "errors_by_type": errors.get(gk, {}),
-            "total_tokens": int(r["total_tokens"]) if r["total_tokens"] is not None else None,
-            "mean_tokens": r["mean_tokens"],
-            "total_cost_usd": r["total_cost_usd"],
-            "cost_unknown_episodes": int(r["cost_unknown_episodes"]),
-            "cost_computed_episodes": int(r["cost_computed_episodes"]),
-            "mean_wall_time_s": r["mean_wall_time_s"],
-        })
-        out.append(row)
-    return out
+    """, params)
 
 
-def _mean_reward_intervals(
-    store: Store, keys: str, gb: str, n_keys: int, where: str, params: list[Any],
-    confidence: float,
-) -> dict[tuple, tuple[float, float]]:
-    """group key -> (low, high) of mean reward, tasks as clusters, over known rewards."""
-    arrays = store.query_arrays(f"""
+def rewards_by_group(
+    store: Store, by: list[str], *, experiment: list[str] | None = None,
+) -> dict[str, Any]:
+    """Known rewards as arrays ``k0..``, ``task_code`` (dense task number), ``reward``,
+    sorted by group (for the task-clustered interval of mean reward)."""
+    _, keys, _, gb = _group_sql(by)
+    where, params = experiment_filter(experiment)
+    return store.query_arrays(f"""
         SELECT {keys}, dense_rank() OVER (ORDER BY e.task_id) AS task_code, e.reward
         FROM episodes e LEFT JOIN experiments x USING (experiment_id)
         {where} {"AND" if where else "WHERE"} e.reward IS NOT NULL
         ORDER BY {gb}
     """, params)
-    n = len(arrays["reward"])
-    if n == 0:
-        return {}
-    cols = [np.asarray(arrays[f"k{i}"], dtype=object) for i in range(n_keys)]
-    reward = np.asarray(arrays["reward"], dtype=float)
-    task = np.asarray(arrays["task_code"], dtype=np.int64)
-    change = np.zeros(n, dtype=bool)
-    for c in cols:
-        change[1:] |= c[1:] != c[:-1]
-    bounds = [*np.flatnonzero(change), n]
-    out: dict[tuple, tuple[float, float]] = {}
-    start = 0
-    for end in bounds:
-        if end == start:
-            continue
-        iv = mean_with_interval(reward[start:end], clusters=task[start:end],
-                                confidence=confidence)
-        out[tuple(c[start] for c in cols)] = (iv.low, iv.high)
-        start = end
-    return out

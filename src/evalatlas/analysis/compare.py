@@ -1,11 +1,9 @@
-"""Paired comparison of agents, experiments or label values on shared tasks (``compare``).
+"""Paired comparison of two or more sides on shared tasks (the numbers of ``compare``).
 
-Selectors (first match wins, an ambiguous one is an error listing the candidates):
-
-1. ``label:<name>=<value>``: every experiment whose label ``<name>`` is ``<value>``;
-2. ``experiment:<x>`` / ``agent:<x>``: force the kind;
-3. otherwise an exact experiment name or id, then an exact agent name or id, then a
-   unique prefix (at least 4 characters) of an agent id or experiment id.
+The sides come from :func:`evalatlas.store.sides.load_side` (or from a user's episodes
+frame through the public API): per-episode arrays ``task``, ``attempt``, ``success``,
+``score``, ``cost``. Selector rules live with the SQL that resolves them
+(:mod:`evalatlas.store.sides`).
 
 Pairing (``pair_by``):
 
@@ -29,105 +27,17 @@ outcomes), which is conservative for positively correlated agents.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from evalatlas.analysis.results import TableResult
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
 from evalatlas.stats.power import tasks_needed
-from evalatlas.store.db import Store
 
 PairBy = Literal["task", "attempt"]
-_LABEL_SEL = re.compile(r"^label:([A-Za-z0-9_.\-]+)=(.+)$")
-_SCORE = re.compile(r"^[A-Za-z0-9_.\-]+$")
-
-
-@dataclass(frozen=True)
-class Side:
-    """A resolved selector: display name and the experiments it covers."""
-
-    selector: str
-    name: str
-    experiment_ids: tuple[str, ...]
-
-
-def _distinct(rows: list[dict[str, Any]], key: str) -> list[str]:
-    return sorted({r[key] for r in rows})
-
-
-def resolve(store: Store, selector: str) -> Side:
-    """Resolve one selector to experiments (rules in the module docstring)."""
-    m = _LABEL_SEL.match(selector)
-    if m:
-        rows = store.query(
-            f"SELECT experiment_id FROM experiments "
-            f"WHERE json_extract_string(labels, '$.\"{m.group(1)}\"') = ?", [m.group(2)])
-        if not rows:
-            raise ValueError(f"no experiment has label {m.group(1)}={m.group(2)!r}")
-        return Side(selector, f"{m.group(1)}={m.group(2)}",
-                    tuple(_distinct(rows, "experiment_id")))
-    kind, _, value = selector.partition(":")
-    if kind not in ("experiment", "agent") or not value:
-        kind, value = "", selector
-    if kind in ("", "experiment"):
-        rows = store.query("SELECT experiment_id, experiment_name FROM experiments "
-                           "WHERE experiment_id = ? OR experiment_name = ?", [value, value])
-        if rows:
-            names = _distinct(rows, "experiment_name")
-            return Side(selector, names[0] if len(names) == 1 else value,
-                        tuple(_distinct(rows, "experiment_id")))
-    if kind in ("", "agent"):
-        rows = store.query("SELECT experiment_id, agent_id, agent_name FROM experiments "
-                           "WHERE agent_id = ? OR agent_name = ?", [value, value])
-        if rows:
-            agents = _distinct(rows, "agent_id")
-            if len(agents) > 1:
-                raise ValueError(f"{selector!r} names {len(agents)} different agents "
-                                 f"({', '.join(a[:12] for a in agents)}); use an id prefix")
-            return Side(selector, rows[0]["agent_name"] or value,
-                        tuple(_distinct(rows, "experiment_id")))
-    if len(value) >= 4:
-        cands: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        if kind in ("", "agent"):
-            for r in store.query("SELECT experiment_id, agent_id, agent_name FROM experiments "
-                                 "WHERE starts_with(agent_id, ?)", [value]):
-                cands.setdefault(("agent", r["agent_id"]), []).append(r)
-        if kind in ("", "experiment"):
-            for r in store.query("SELECT experiment_id, experiment_name FROM experiments "
-                                 "WHERE starts_with(experiment_id, ?)", [value]):
-                cands.setdefault(("experiment", r["experiment_id"]), []).append(r)
-        if len(cands) == 1:
-            (k, ident), rows = next(iter(cands.items()))
-            name = rows[0].get("agent_name") if k == "agent" else rows[0]["experiment_name"]
-            return Side(selector, name or ident, tuple(_distinct(rows, "experiment_id")))
-        if len(cands) > 1:
-            listed = ", ".join(f"{k} {i[:16]}" for k, i in sorted(cands))
-            raise ValueError(f"{selector!r} is ambiguous: {listed}")
-    raise ValueError(f"{selector!r} matches no agent, experiment or label "
-                     "(use an agent name or id prefix, an experiment name or id, or "
-                     "label:<name>=<value>)")
-
-
-def _load(store: Store, side: Side, score: str | None) -> dict[str, np.ndarray]:
-    marks = ", ".join("?" for _ in side.experiment_ids)
-    score_sql = (f"TRY_CAST(e.scores->>'$.\"{score}\"' AS DOUBLE)" if score
-                 else "e.reward")
-    arr = store.query_arrays(
-        f"SELECT e.task_id, coalesce(e.attempt, -1) AS attempt, e.success, "
-        f"{score_sql} AS score, e.cost_usd FROM episodes e "
-        f"WHERE e.experiment_id IN ({marks}) "
-        # an unknown outcome (null reward) is not a failure: such episodes are not paired
-        f"AND e.success IS NOT NULL", list(side.experiment_ids))
-    return {
-        "task": np.asarray(arr["task_id"], dtype=object),
-        "attempt": np.asarray(arr["attempt"], dtype=np.int64),
-        "success": np.asarray(arr["success"], dtype=float),
-        "score": np.ma.filled(np.ma.asarray(arr["score"], dtype=float), np.nan),
-        "cost": np.ma.filled(np.ma.asarray(arr["cost_usd"], dtype=float), np.nan),
-    }
 
 
 def _grouped(data: dict[str, np.ndarray], pair_by: PairBy) -> dict[Any, tuple[float, ...]]:
@@ -148,18 +58,6 @@ def _grouped(data: dict[str, np.ndarray], pair_by: PairBy) -> dict[Any, tuple[fl
                   float(np.nanmean(co)) if np.any(~np.isnan(co)) else math.nan,
                   float(ii.size))
     return out
-
-
-def pick_score(store: Store, sides: list[Side]) -> str | None:
-    """``score`` when every side has judge scores named so, else None (reward)."""
-    for s in sides:
-        marks = ", ".join("?" for _ in s.experiment_ids)
-        row = store.query(f"SELECT count(*) AS n FROM episodes WHERE experiment_id IN "
-                          f"({marks}) AND scores->>'$.score' IS NOT NULL",
-                          list(s.experiment_ids))
-        if not row[0]["n"]:
-            return None
-    return "score"
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:
@@ -252,28 +150,39 @@ def sentence(a: str, b: str, row: dict[str, Any], *, alpha: float = 0.05,
             f"{tail}")
 
 
-def compare(
-    store: Store, selectors: list[str], *, pair_by: PairBy = "task",
-    score: str | None = None, confidence: float = 0.95, detect: float = 0.05,
-    alpha: float = 0.05,
-) -> tuple[list[dict[str, Any]], str | None]:
-    """All pairs of ``selectors``; Holm-adjusted p-values when there are more than two.
 
-    Returns (rows, score name used). Each row has ``a``, ``b``, the numbers of
-    :func:`compare_pair` and ``sentence``.
-    """
-    if len(selectors) < 2:
+
+SideData = dict[str, np.ndarray]
+"""One side's episodes as arrays: ``task``, ``attempt``, ``success`` (0/1, known outcomes
+only), ``score`` (NaN = missing) and ``cost`` (NaN = unknown)."""
+
+
+@dataclass
+class CompareResult(TableResult):
+    """One row per pair (``a``, ``b``, the numbers of :func:`compare_pair`, ``p_holm`` with
+    more than two sides, ``sentence``); ``meta``: selectors, pair_by, score, confidence,
+    alpha, detect."""
+
+    SCHEMA: ClassVar[str] = "evalatlas.compare/1"
+
+    @property
+    def sentences(self) -> list[str]:
+        return [r["sentence"] for r in self.rows]
+
+
+def compare_sides(
+    names: list[str], data: list[SideData], *, pair_by: PairBy = "task",
+    confidence: float = 0.95, detect: float = 0.05, alpha: float = 0.05,
+) -> list[dict[str, Any]]:
+    """All pairs of sides (``names[i]`` with ``data[i]``); Holm-adjusted p-values when
+    there are more than two pairs. Each row has ``a``, ``b``, the numbers of
+    :func:`compare_pair` and ``sentence``."""
+    if len(names) != len(data):
+        raise ValueError(f"{len(names)} names for {len(data)} sides")
+    if len(names) < 2:
         raise ValueError("compare needs at least two agents, experiments or label values")
-    if score is not None and not _SCORE.match(score):
-        raise ValueError(f"invalid score name {score!r}")
-    sides = [resolve(store, s) for s in selectors]
-    names = [s.name for s in sides]
-    if len(set(names)) < len(names):
-        names = [f"{s.name} [{s.selector}]" for s in sides]
-    used = score if score is not None else pick_score(store, sides)
-    data = [_load(store, s, used) for s in sides]
     rows = []
-    for i, j in combinations(range(len(sides)), 2):
+    for i, j in combinations(range(len(names)), 2):
         row = {"a": names[i], "b": names[j],
                **compare_pair(data[i], data[j], pair_by=pair_by, confidence=confidence,
                               detect=detect, alpha=alpha)}
@@ -286,4 +195,4 @@ def compare(
         if r.get("p_holm", 0) is None:
             r.pop("p_holm")
         r["sentence"] = sentence(r["a"], r["b"], r, alpha=alpha, confidence=confidence)
-    return rows, used
+    return rows

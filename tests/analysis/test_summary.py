@@ -8,11 +8,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evalatlas.analysis.summary import outcome_rows
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.stats.standard_errors import clustered_standard_error
 from evalatlas.store.db import Store
 from evalatlas.store.ingest import ingest_paths
-from evalatlas.store.outcomes import outcome_summary
+from evalatlas.store.outcomes import task_outcome_counts
+
+
+def outcome_summary(store: Store, by: str = "agent", *, experiment: list[str] | None = None,
+                    ks: list[int] | None = None) -> list[dict]:
+    """Per-group outcome rows: the store's per-task counts through the analysis."""
+    counts, labels = task_outcome_counts(store, by, experiment=experiment)
+    return outcome_rows(counts, labels, by, ks=ks)
+
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 TB = FIXTURES / "terminal-bench"

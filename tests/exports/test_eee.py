@@ -11,12 +11,7 @@ import numpy as np
 import pytest
 from eee_checks import GOLDEN, check_pair, check_tree, strict_loads
 
-from evalatlas.records import EvalLog
-from evalatlas.records.evallog import record_json
-from evalatlas.records.models import EpisodeRecord, ExperimentRecord
-from evalatlas.stats import mean_with_interval
-from evalatlas.store.db import Store
-from evalatlas.store.eee import (
+from evalatlas.exports.eee import (
     EeeExport,
     export_eee,
     file_uuid_for,
@@ -24,6 +19,11 @@ from evalatlas.store.eee import (
     instance_record,
     model_identity,
 )
+from evalatlas.records import EvalLog
+from evalatlas.records.evallog import record_json
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord
+from evalatlas.stats import mean_with_interval
+from evalatlas.store.db import Store
 from evalatlas.store.ingest import ingest_paths
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from evalatlas import __version__
+from evalatlas._version import __version__
 from evalatlas.records.ids import _SECRET_VALUE, redact_secrets
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.stats.standard_errors import mean_with_interval

@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from evalatlas.analysis.speedups import run_totals, summarise
+from evalatlas.analysis.speedups import task_payloads as _payloads
 from evalatlas.store.db import Store
 from evalatlas.store.ingest import ingest_paths
-from evalatlas.store.speedups import benchmark_detail, run_totals, summarise, task_payloads
+from evalatlas.store.speedups import benchmark_detail, load_speedup_rows
+
+
+def task_payloads(store: Store, **filters: list[str]) -> list[dict]:
+    rows = load_speedup_rows(store, **filters)
+    return _payloads(rows.episodes, rows.measurements, rows.bounds)
 
 ROWS = [  # agent, task, benchmark, agent/nop, oracle/nop
     ("a,m", "t1", "pkg.module.func_a(1)", 4.0, 2.0),

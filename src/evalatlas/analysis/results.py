@@ -1,0 +1,52 @@
+"""The common shape of analysis results: rows + metadata, ``to_dict()`` and ``to_pandas()``.
+
+``to_dict()`` is exactly the CLI's ``--format json`` envelope (``{"schema": ..., <meta>,
+"rows": [...]}``, strict JSON: NaN as null, infinity as "inf"), so a script can move
+between the CLI and the API without re-learning field names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evalatlas.text import json_safe
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class TableResult:
+    """Rows (one dict per group/pair/tier ...) with the values a command reports about them.
+
+    ``rows`` keys are documented by each result class; ``meta`` holds the run-level values
+    (parameters used, totals); ``notes`` are sentences a reader needs (what was left out).
+    """
+
+    SCHEMA: ClassVar[str] = "evalatlas.result/1"
+
+    rows: list[dict[str, Any]]
+    meta: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def schema(self) -> str:
+        return self.SCHEMA
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON envelope (strict JSON values) the CLI prints with ``--format json``."""
+        env: dict[str, Any] = {"schema": self.schema, **json_safe(dict(self.meta)),
+                               "rows": [json_safe(dict(r)) for r in self.rows]}
+        if self.notes:
+            env["notes"] = list(self.notes)
+        return env
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One DataFrame row per result row (nested values such as pass@k stay dicts)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)

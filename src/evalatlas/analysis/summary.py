@@ -1,0 +1,243 @@
+"""Summary per group (agent by default): the numbers of ``evalatlas summary`` / ``ea.summary``.
+
+Inputs are the grouped frames of :mod:`evalatlas.store.queries` and
+:mod:`evalatlas.store.outcomes` (aggregated in DuckDB); every number below comes from
+:mod:`evalatlas.stats` and :mod:`evalatlas.metrics.outcomes`:
+
+- success rate over the episodes whose outcome is known (``success`` not null), with its
+  Wilson interval (:func:`wilson_interval`); ``outcome_unknown_episodes`` counts the
+  others;
+- the same rate with a **clustered** interval, tasks as clusters (Miller 2024,
+  :func:`mean_with_interval` with ``clusters``): repeated attempts of one task are not
+  independent, so this is the honest interval when tasks have several attempts;
+- mean reward with a task-clustered interval;
+- pass@k for the default k values of the group's fewest attempts per task
+  (:func:`default_k_values`) or the ks asked for, per task with the unbiased estimator
+  (:func:`pass_at_k_counts`) averaged over tasks with at least k attempts, each with a
+  CLT interval over tasks;
+- cost: ``total_cost_usd`` sums the episodes whose cost is known and
+  ``cost_unknown_episodes`` counts the others, so an unknown cost never reads as $0.
+
+The per-episode 0/1 outcomes the clustered SE needs are rebuilt from the per-task counts
+(exact: success is binary and order within a task does not matter).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from evalatlas.analysis.results import TableResult
+from evalatlas.metrics.outcomes import default_k_values, pass_at_k_counts
+from evalatlas.stats.intervals import wilson_interval
+from evalatlas.stats.standard_errors import mean_with_interval
+
+
+@dataclass
+class SummaryResult(TableResult):
+    """One row per group: the group key(s) (``agent_id`` too when grouped by agent),
+    experiments, episodes, tasks, successes, outcome_unknown_episodes, success_rate
+    [success_rate_ci_low, success_rate_ci_high] (Wilson), mean_reward [CI, tasks
+    clustered], errors, errors_by_type, total_tokens, mean_tokens, total_cost_usd,
+    cost_unknown_episodes, cost_computed_episodes, mean_wall_time_s; with one grouping key
+    also success_rate_se_clustered, success_rate_clustered_ci_low/high, min_attempts and
+    pass_at_k (``{k: {value, ci_low, ci_high, tasks}}``).
+
+    ``meta``: group_by, confidence, unknown_price_models.
+    """
+
+    SCHEMA: ClassVar[str] = "evalatlas.summary/1"
+
+
+def group_rows(
+    totals: list[dict[str, Any]],
+    errors: list[dict[str, Any]],
+    rewards: dict[str, Any],
+    by: list[str],
+    *,
+    confidence: float = 0.95,
+) -> list[dict[str, Any]]:
+    """Summary rows from :func:`~evalatlas.store.queries.summary_totals`,
+    :func:`~evalatlas.store.queries.error_counts` and
+    :func:`~evalatlas.store.queries.rewards_by_group` (same ``by``)."""
+    n_keys = len(by)
+    reward_ci = _mean_reward_intervals(rewards, n_keys, confidence)
+    by_kind: dict[tuple, dict[str, int]] = {}
+    for r in errors:
+        gk = tuple(r[f"k{i}"] for i in range(n_keys))
+        by_kind.setdefault(gk, {})[r["kind"]] = int(r["n"])
+    out = []
+    for r in totals:
+        gk = tuple(r[f"k{i}"] for i in range(n_keys))
+        n, s, known = int(r["episodes"]), int(r["successes"]), int(r["outcome_known"])
+        lo, hi = wilson_interval(s, known, confidence)
+        row: dict[str, Any] = {name: r[f"g{i}"] for i, name in enumerate(by)}
+        if "agent" in by and r["k" + str(by.index("agent"))]:
+            row["agent_id"] = r["k" + str(by.index("agent"))]
+        row.update({
+            "experiments": int(r["experiments"]),
+            "episodes": n,
+            "tasks": int(r["tasks"]),
+            "successes": s,
+            "outcome_unknown_episodes": n - known,
+            "success_rate": s / known if known else math.nan,
+            "success_rate_ci_low": lo,
+            "success_rate_ci_high": hi,
+            "mean_reward": r["mean_reward"],
+            "mean_reward_ci_low": reward_ci.get(gk, (math.nan, math.nan))[0],
+            "mean_reward_ci_high": reward_ci.get(gk, (math.nan, math.nan))[1],
+            "errors": int(r["errors"]),
+            "errors_by_type": by_kind.get(gk, {}),
+            "total_tokens": int(r["total_tokens"]) if r["total_tokens"] is not None else None,
+            "mean_tokens": r["mean_tokens"],
+            "total_cost_usd": r["total_cost_usd"],
+            "cost_unknown_episodes": int(r["cost_unknown_episodes"]),
+            "cost_computed_episodes": int(r["cost_computed_episodes"]),
+            "mean_wall_time_s": r["mean_wall_time_s"],
+        })
+        out.append(row)
+    return out
+
+
+def _mean_reward_intervals(
+    arrays: dict[str, Any], n_keys: int, confidence: float,
+) -> dict[tuple, tuple[float, float]]:
+    """group key -> (low, high) of mean reward, tasks as clusters, over known rewards."""
+    n = len(arrays.get("reward", ()))
+    if n == 0:
+        return {}
+    cols = [np.asarray(arrays[f"k{i}"], dtype=object) for i in range(n_keys)]
+    reward = np.asarray(arrays["reward"], dtype=float)
+    task = np.asarray(arrays["task_code"], dtype=np.int64)
+    change = np.zeros(n, dtype=bool)
+    for c in cols:
+        change[1:] |= c[1:] != c[:-1]
+    bounds = [*np.flatnonzero(change), n]
+    out: dict[tuple, tuple[float, float]] = {}
+    start = 0
+    for end in bounds:
+        if end == start:
+            continue
+        iv = mean_with_interval(reward[start:end], clusters=task[start:end],
+                                confidence=confidence)
+        out[tuple(c[start] for c in cols)] = (iv.low, iv.high)
+        start = end
+    return out
+
+
+def outcome_rows(
+    counts: dict[str, Any],
+    labels: dict[Any, str],
+    by: str = "agent",
+    *,
+    ks: Sequence[int] | None = None,
+    confidence: float = 0.95,
+) -> list[dict[str, Any]]:
+    """One row per group: success rate with Wilson and clustered intervals, pass@k [CI],
+    from :func:`~evalatlas.store.outcomes.task_outcome_counts` (arrays ``k``, ``task``,
+    ``n``, ``c`` sorted by group)."""
+    keys = np.asarray(counts.get("k", ()), dtype=object)
+    if keys.size == 0:
+        return []
+    n_all = np.asarray(counts["n"], dtype=np.int64)
+    c_all = np.asarray(counts["c"], dtype=np.int64)
+    change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    ends = np.concatenate((change, [keys.size]))
+    rows: list[dict[str, Any]] = []
+    for a, b in zip(starts, ends, strict=True):
+        n_task, c_task = n_all[a:b], c_all[a:b]
+        n, c = int(n_task.sum()), int(c_task.sum())
+        lo, hi = wilson_interval(c, n, confidence)
+        # per-episode 0/1 outcomes rebuilt from the counts (order inside a task is
+        # irrelevant to the clustered SE), task index as the cluster
+        task_of = np.repeat(np.arange(b - a), n_task)
+        succ = np.zeros(n)
+        first = np.concatenate(([0], np.cumsum(n_task)[:-1]))
+        succ[np.repeat(first, c_task) + _ranks(c_task)] = 1.0
+        clustered = mean_with_interval(succ, clusters=task_of, confidence=confidence)
+        group_ks = ks if ks is not None else default_k_values(int(n_task.min()))
+        row: dict[str, Any] = {
+            by: labels[keys[a]], "episodes": n, "tasks": int(n_task.size),
+            "min_attempts": int(n_task.min()), "successes": c,
+            "success_rate": c / n,
+            "success_rate_ci_low": lo, "success_rate_ci_high": hi,
+            "success_rate_se_clustered": clustered.se,
+            "success_rate_clustered_ci_low": clustered.low,
+            "success_rate_clustered_ci_high": clustered.high,
+            "pass_at_k": {},
+        }
+        if by == "agent":
+            row["agent_id"] = keys[a]
+        for k in group_ks:
+            row["pass_at_k"][str(k)] = _pass_at_k(n_task, c_task, k, confidence)
+        rows.append(row)
+    rows.sort(key=lambda r: (str(r[by]), r.get("agent_id") or ""))
+    return rows
+
+
+def _pass_at_k(n_task: np.ndarray, c_task: np.ndarray, k: int,
+               confidence: float) -> dict[str, Any]:
+    per_task = pass_at_k_counts(n_task, c_task, k)
+    eligible = per_task[~np.isnan(per_task)]
+    if eligible.size == 0:
+        return {"value": None, "ci_low": None, "ci_high": None, "tasks": 0}
+    iv = mean_with_interval(eligible, confidence=confidence)
+    return {
+        "value": iv.estimate,
+        "ci_low": None if math.isnan(iv.low) else iv.low,
+        "ci_high": None if math.isnan(iv.high) else iv.high,
+        "tasks": int(eligible.size),
+    }
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """0, 1, ..., count-1 for each count, concatenated (positions inside each task)."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total) - starts
+
+
+OUTCOME_FIELDS = ("success_rate_se_clustered", "success_rate_clustered_ci_low",
+                  "success_rate_clustered_ci_high", "min_attempts", "pass_at_k")
+"""What :func:`outcome_rows` adds to a summary row (one grouping key only)."""
+
+
+def merge_outcomes(rows: list[dict[str, Any]], outcomes: list[dict[str, Any]],
+                   group: str) -> None:
+    """Add the clustered interval and pass@k of :func:`outcome_rows` to summary rows."""
+    def key(r: dict[str, Any]) -> Any:
+        return r.get("agent_id") if group == "agent" else r.get(group)
+
+    by_key = {key(o): o for o in outcomes}
+    for row in rows:
+        o = by_key.get(key(row))
+        if o is None:
+            continue
+        for k in OUTCOME_FIELDS:
+            row[k] = o[k]
+
+
+def summary_result(
+    rows: list[dict[str, Any]],
+    by: list[str],
+    *,
+    confidence: float = 0.95,
+    unknown_price_models: Sequence[str] = (),
+) -> SummaryResult:
+    """Wrap summary rows with the envelope values and the notes a reader needs."""
+    notes = []
+    if unknown_price_models:
+        notes.append("cost unknown (no price for these models; add them with a price file, "
+                     "see `evalatlas price --help`): " + ", ".join(unknown_price_models))
+    if not rows:
+        notes.append("the store has no episodes; run `evalatlas ingest PATH` first")
+    return SummaryResult(rows=rows, meta={"group_by": list(by), "confidence": confidence,
+                                          "unknown_price_models": list(unknown_price_models)},
+                         notes=notes)

@@ -1,0 +1,1 @@
+"""Exports that need statistics (above :mod:`evalatlas.analysis`): Every Eval Ever."""

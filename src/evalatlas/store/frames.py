@@ -1,0 +1,83 @@
+"""Episodes as pandas frames, and a frame back into a throw-away in-memory store.
+
+``episodes_frame`` is what :meth:`evalatlas.api.Store.episodes` returns: every episode
+column plus the experiment's identifying columns. ``store_from_frame`` loads such a frame
+(or any frame with at least ``experiment_id``, ``trajectory_id``, ``task_id``) into an
+in-memory store, so the public API computes a user's frame with exactly the queries it
+uses for a store file (one definition of every aggregate).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evalatlas.store.db import Store
+from evalatlas.store.schema import EPISODE_COLUMNS, EXPERIMENT_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+EXPERIMENT_FIELDS = ("experiment_name", "agent_id", "agent_name", "framework_name",
+                     "benchmark_name", "benchmark_version", "subset_name", "labels")
+"""Experiment columns added to each episode row (none of them is an episode column)."""
+
+REQUIRED = ("experiment_id", "trajectory_id", "task_id")
+
+
+def episodes_where(
+    *, benchmark: str | list[str] | None = None, agent: str | list[str] | None = None,
+    experiment: str | list[str] | None = None,
+) -> tuple[str, list[Any]]:
+    """WHERE clause over ``episodes e LEFT JOIN experiments x``: benchmark name, agent
+    (name or id) and experiment (name or id), each one value or a list."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for value, cols in ((benchmark, ("x.benchmark_name",)),
+                        (agent, ("x.agent_name", "x.agent_id")),
+                        (experiment, ("x.experiment_name", "e.experiment_id"))):
+        if value is None:
+            continue
+        values = [value] if isinstance(value, str) else list(value)
+        marks = ", ".join("?" for _ in values)
+        clauses.append("(" + " OR ".join(f"{c} IN ({marks})" for c in cols) + ")")
+        params += values * len(cols)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def episodes_frame(
+    store: Store, *, benchmark: str | list[str] | None = None,
+    agent: str | list[str] | None = None, experiment: str | list[str] | None = None,
+) -> pd.DataFrame:
+    """One row per episode: every ``episodes`` column and :data:`EXPERIMENT_FIELDS`."""
+    where, params = episodes_where(benchmark=benchmark, agent=agent, experiment=experiment)
+    cols = ", ".join([f"e.{c}" for c in EPISODE_COLUMNS] + [f"x.{c}" for c in EXPERIMENT_FIELDS])
+    return store.con.execute(
+        f"SELECT {cols} FROM episodes e LEFT JOIN experiments x USING (experiment_id) "
+        f"{where} ORDER BY e.experiment_id, e.task_id, e.attempt, e.trajectory_id",
+        params).df()
+
+
+def store_from_frame(frame: pd.DataFrame) -> Store:
+    """An in-memory store holding the frame's episodes (and, from the experiment columns,
+    its experiments). Columns the frame lacks are NULL; unknown columns are ignored."""
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the episodes frame lacks column(s) {', '.join(missing)}; "
+                         "use store.episodes() or add them")
+    store = Store(":memory:")
+    con = store.con
+    con.register("_evalatlas_frame", frame)
+    try:
+        ep_cols = [c for c in EPISODE_COLUMNS if c in frame.columns]
+        con.execute(f"INSERT INTO episodes BY NAME SELECT {', '.join(ep_cols)} "
+                    "FROM _evalatlas_frame")
+        x_cols = [c for c in EXPERIMENT_COLUMNS
+                  if c in frame.columns and c in EXPERIMENT_FIELDS]
+        if x_cols:
+            picks = ", ".join(f"any_value({c}) AS {c}" for c in x_cols)
+            known = " OR ".join(f"{c} IS NOT NULL" for c in x_cols)
+            con.execute(f"INSERT INTO experiments BY NAME SELECT experiment_id, {picks} "
+                        f"FROM _evalatlas_frame WHERE {known} GROUP BY experiment_id")
+    finally:
+        con.unregister("_evalatlas_frame")
+    return store
