@@ -1,0 +1,289 @@
+"""The atlas's public entry points: fit from a store or a frame, read stored fits,
+estimate one agent, pick its next tasks. The glue between the store (frames, stored
+fits) and the pure fitting code; the CLI calls only these.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalatlas.atlas.adaptive import (
+    ItemBank,
+    ability,
+    ability_from_description,
+    next_tasks,
+    predicted_rate,
+)
+from evalatlas.atlas.errors import AtlasError
+from evalatlas.atlas.fitting import Z95, fit_episodes, fit_matrix
+from evalatlas.atlas.irt import Priors
+from evalatlas.atlas.matrix import CellKind, DriftMode, ResponseMatrix, build_matrix
+from evalatlas.atlas.results import AgentEstimate, AtlasFit
+from evalatlas.store import atlas as atlas_store
+from evalatlas.store.db import Store
+
+Source = Store | str | Path | None
+
+
+def _open(source: Source, *, read_only: bool) -> tuple[Store, bool]:
+    if isinstance(source, Store):
+        return source, False
+    return Store(source, read_only=read_only), True
+
+
+def _bench(benchmark: list[str] | str | None) -> list[str] | None:
+    if benchmark is None or benchmark == []:
+        return None
+    return [benchmark] if isinstance(benchmark, str) else list(benchmark)
+
+
+def fit(
+    source: Any = None,
+    *,
+    benchmark: list[str] | str | None = None,
+    model: str = "2pl",
+    cell: CellKind = "success",
+    holdout: float = 0.1,
+    seed: int = 0,
+    drift: DriftMode = "split",
+    propensity: bool = False,
+    priors: Priors | None = None,
+    save: bool = False,
+) -> AtlasFit:
+    """Fit the agent x task matrix.
+
+    ``source``: a :class:`~evalatlas.store.db.Store`, a store path (None: the default
+    store), an episodes frame (pyarrow Table, pandas DataFrame or dict of columns with
+    :data:`evalatlas.atlas.matrix.EPISODE_COLUMNS`) or a :class:`ResponseMatrix`.
+    ``save=True`` stores the fit (store sources only). See :mod:`evalatlas.atlas`.
+    """
+    bench = _bench(benchmark)
+    if isinstance(source, ResponseMatrix):
+        return fit_matrix(source, model=model, holdout=holdout, seed=seed,
+                          propensity=propensity, priors=priors, benchmark=bench, drift=drift)
+    if source is None or isinstance(source, Store | str | Path):
+        store, close = _open(source, read_only=not save)
+        try:
+            frame = atlas_store.episodes_frame(store, bench)
+            result = fit_episodes(frame, model=model, cell=cell, holdout=holdout, seed=seed,
+                                  drift=drift, propensity=propensity, benchmark=bench,
+                                  priors=priors)
+            if save:
+                atlas_store.save_fit(store, result.to_dict())
+            return result
+        finally:
+            if close:
+                store.close()
+    return fit_episodes(source, model=model, cell=cell, holdout=holdout, seed=seed,
+                        drift=drift, propensity=propensity, benchmark=bench, priors=priors)
+
+
+def _from_dict(d: dict[str, Any]) -> AtlasFit:
+    skip = {"agents", "items", "diagnostics", "coverage", "drifted_tasks", "notes", "fit_id",
+            "schema", "created_at"}
+    return AtlasFit(fit_id=d["fit_id"], settings={k: v for k, v in d.items() if k not in skip},
+                    agent_rows=d["agents"], item_rows=d["items"],
+                    diagnostics=d["diagnostics"], coverage_rows=d.get("coverage", []),
+                    drift_rows=d.get("drifted_tasks", []), notes=d.get("notes", []))
+
+
+def stored_fit(source: Source = None, *, benchmark: list[str] | str | None = None,
+               fit_id: str | None = None, model: str | None = None,
+               cell: str | None = None) -> AtlasFit | None:
+    """The latest stored fit for this benchmark filter (or ``fit_id``), None if none.
+
+    A fit read back has rows and diagnostics; its ``irt``/``matrix`` are None.
+    """
+    store, close = _open(source, read_only=True)
+    try:
+        fid = fit_id or atlas_store.latest_fit_id(store, benchmark=_bench(benchmark),
+                                                  model=model, cell=cell)
+        d = atlas_store.load_fit(store, fid) if fid else None
+        return _from_dict(d) if d else None
+    finally:
+        if close:
+            store.close()
+
+
+def _find_agent(matrix: ResponseMatrix, agent: str) -> int | None:
+    for i, (aid, name) in enumerate(zip(matrix.agent_ids, matrix.agent_names, strict=True)):
+        if agent in (aid, name):
+            return i
+    hits = [i for i, aid in enumerate(matrix.agent_ids) if aid.startswith(agent)]
+    if len(hits) > 1:
+        raise AtlasError(f"agent {agent!r} is ambiguous: it starts {len(hits)} agent ids")
+    return hits[0] if hits else None
+
+
+def agent_cells(bank: ItemBank, matrix: ResponseMatrix, agent: str
+                ) -> tuple[int | None, np.ndarray, np.ndarray, np.ndarray]:
+    """(agent index or None, bank item indices, k, n) of ``agent``'s cells on the bank."""
+    i = _find_agent(matrix, agent)
+    empty = np.zeros(0, dtype=np.int64)
+    if i is None:
+        return None, empty, np.zeros(0), np.zeros(0)
+    index = bank.index()
+    c = matrix.cells
+    mine = np.flatnonzero(c.agent == i)
+    items, ks, ns = [], [], []
+    for m in mine.tolist():
+        j = c.item[m]
+        key = (matrix.item_benchmark[j], matrix.item_task_id[j], matrix.item_hash[j])
+        jj = index.get(key)
+        if jj is None:
+            jj = index.get((key[0], key[1], None))
+        if jj is not None:
+            items.append(jj)
+            ks.append(c.k[m])
+            ns.append(c.n[m])
+    return i, np.asarray(items, dtype=np.int64), np.asarray(ks), np.asarray(ns)
+
+
+def _fit_and_matrix(source: Source, benchmark: list[str] | None, refit: bool, seed: int,
+                    model: str, cell: CellKind) -> tuple[AtlasFit, ResponseMatrix, list[dict]]:
+    store, close = _open(source, read_only=not refit)
+    try:
+        frame = atlas_store.episodes_frame(store, benchmark)
+        fitted = None
+        if not refit:
+            fid = atlas_store.latest_fit_id(store, benchmark=benchmark)
+            d = atlas_store.load_fit(store, fid) if fid else None
+            fitted = _from_dict(d) if d else None
+        if fitted is None:
+            if not refit:
+                store.close()
+                store, close = Store(store.path), True
+            fitted = fit_episodes(frame, model=model, cell=cell, seed=seed,
+                                  benchmark=benchmark)
+            atlas_store.save_fit(store, fitted.to_dict())
+        cell_kind = fitted.settings.get("cell", "success")
+        matrix = build_matrix(frame, cell=cell_kind, drift=fitted.settings.get("drift")
+                              or "split", benchmark=benchmark)
+        descr = atlas_store.agent_descriptions(store)
+        return fitted, matrix, descr
+    finally:
+        if close:
+            store.close()
+
+
+def estimate(
+    agent: str,
+    source: Source = None,
+    *,
+    benchmark: list[str] | str | None = None,
+    from_description: bool = False,
+    description: str | None = None,
+    seed: int = 0,
+    model: str = "2pl",
+    cell: CellKind = "success",
+) -> AgentEstimate:
+    """Ability and predicted full-benchmark success rate of ``agent`` (name or id).
+
+    Uses the latest stored fit for ``benchmark`` (fitting and storing one if there is
+    none) for the items, and the agent's current cells in the store for its ability.
+    With no cells: the population prior, or with ``from_description``/``description``
+    the lexical nearest-neighbour estimate (weak: see :mod:`evalatlas.atlas.adaptive`).
+    """
+    bench = _bench(benchmark)
+    fitted, matrix, descr = _fit_and_matrix(source, bench, False, seed, model, cell)
+    bank = ItemBank.from_fit(fitted)
+    i, items, k, n = agent_cells(bank, matrix, agent)
+    notes: list[str] = []
+    agent_id = matrix.agent_ids[i] if i is not None else None
+    name = matrix.agent_names[i] if i is not None else agent
+    if items.size:
+        theta, cov = ability(bank, items, k, n)
+        method = "map-given-fitted-items"
+    else:
+        text = description
+        if from_description and text is None:
+            for row in descr:
+                if agent in (row["agent_id"], row["agent_name"]):
+                    text = row["description"]
+                    agent_id = row["agent_id"]
+                    name = row["agent_name"] or agent
+        if from_description or description is not None:
+            if not text:
+                raise AtlasError(f"no description for agent {agent!r}; pass --description")
+            fitted_rows = {r["agent_id"]: r for r in fitted.agent_rows}
+            cand = [row for row in descr if row["agent_id"] in fitted_rows
+                    and row["agent_id"] != agent_id and row["description"]]
+            mean, sd, nn = ability_from_description(
+                text, [c["description"] for c in cand],
+                np.array([fitted_rows[c["agent_id"]]["ability"] for c in cand]),
+                np.array([fitted_rows[c["agent_id"]]["ability_se"] for c in cand]),
+                bank.priors.ability_sd)
+            theta = np.full(bank.model.rank, 0.0)
+            theta[0] = mean
+            cov = np.eye(bank.model.rank) * bank.priors.ability_sd ** 2
+            cov[0, 0] = sd ** 2
+            method = "description-nearest-neighbour" if nn else "population-prior"
+            if nn:
+                notes.append("lexical nearest neighbours: " + ", ".join(
+                    f"{cand[j]['agent_name']} ({s:.2f})" for j, s in nn)
+                    + "; weak evidence: descriptions sharing words need not behave alike")
+            else:
+                notes.append("no fitted agent's description shares a word with this one: "
+                             "population prior")
+        else:
+            theta = np.zeros(bank.model.rank)
+            cov = np.eye(bank.model.rank) * bank.priors.ability_sd ** 2
+            method = "population-prior"
+            notes.append("no observed tasks: the population prior (run `atlas next-tasks`)")
+    population = np.arange(bank.size)
+    rate, lo, hi = predicted_rate(bank, items, k, n, theta, cov, population, seed=seed)
+    se = float(np.sqrt(cov[0, 0]))
+    return AgentEstimate(
+        agent=name, agent_id=agent_id, benchmark=bench, ability=float(theta[0]),
+        ability_ci_low=float(theta[0] - Z95 * se), ability_ci_high=float(theta[0] + Z95 * se),
+        predicted_success_rate=rate, predicted_success_rate_ci_low=lo,
+        predicted_success_rate_ci_high=hi, tasks_observed=int(items.size),
+        n_tasks=bank.size, method=method, fit_id=fitted.fit_id, notes=notes)
+
+
+def suggest_tasks(agent: str, source: Source = None, *, count: int = 10,
+                  benchmark: list[str] | str | None = None, seed: int = 0,
+                  model: str = "2pl", cell: CellKind = "success") -> list[dict[str, Any]]:
+    """``atlas next-tasks``: rows ``benchmark``, ``task_id``, ``task_version_hash``,
+    ``information``, ``difficulty``, ``predicted_success`` for tasks ``agent`` has not run,
+    most informative first."""
+    bench = _bench(benchmark)
+    fitted, matrix, _ = _fit_and_matrix(source, bench, False, seed, model, cell)
+    bank = ItemBank.from_fit(fitted)
+    _, items, k, n = agent_cells(bank, matrix, agent)
+    picks = next_tasks(bank, items, k, n, count)
+    theta, _cov = ability(bank, items, k, n)
+    rows = []
+    for j, info in picks:
+        rows.append({"benchmark": bank.benchmark[j], "task_id": bank.task_id[j],
+                     "task_version_hash": bank.task_version_hash[j], "information": info,
+                     "difficulty": float(bank.difficulty[j]),
+                     "predicted_success": float(bank.prob(theta, np.array([j]))[0])})
+    return rows
+
+
+def drift(source: Source = None, *, benchmark: list[str] | str | None = None
+          ) -> list[dict[str, Any]]:
+    """Tasks run under more than one ``task_version_hash``, with the agents on each side."""
+    store, close = _open(source, read_only=True)
+    try:
+        frame = atlas_store.episodes_frame(store, _bench(benchmark))
+    finally:
+        if close:
+            store.close()
+    return build_matrix(frame, drift="split", cell="success").drift
+
+
+def matrix(source: Source = None, *, benchmark: list[str] | str | None = None,
+           cell: CellKind = "success", drift_mode: DriftMode = "split") -> ResponseMatrix:
+    """The response matrix from the store (long format via ``.long_rows()``)."""
+    store, close = _open(source, read_only=True)
+    try:
+        frame = atlas_store.episodes_frame(store, _bench(benchmark))
+    finally:
+        if close:
+            store.close()
+    return build_matrix(frame, cell=cell, drift=drift_mode)

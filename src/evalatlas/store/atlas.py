@@ -1,0 +1,179 @@
+"""Storage for the atlas: the episodes frame it fits on, and stored fits. No statistics.
+
+Tables (created on first write, so older stores need no migration):
+
+- ``atlas_fits``: one row per fit (``fit_id``, ``created_at``, settings and diagnostics
+  as JSON, notes);
+- ``atlas_abilities``: one row per agent per fit (the JSON agent row's fields);
+- ``atlas_items``: one row per item per fit;
+- ``atlas_coverage``: one row per (agent, benchmark) per fit.
+
+Rows are stored as the result's own dicts (``row`` JSON) beside a few key columns, so a
+fit reads back exactly as it was printed. Writing a fit with an existing ``fit_id``
+(same data and settings) replaces it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from evalatlas.store.db import Store
+from evalatlas.text import json_safe
+
+DDL = """
+CREATE TABLE IF NOT EXISTS atlas_fits (
+    fit_id VARCHAR, created_at TIMESTAMP, model VARCHAR, cell VARCHAR,
+    benchmark VARCHAR, settings JSON, diagnostics JSON, drift JSON, notes JSON);
+CREATE TABLE IF NOT EXISTS atlas_abilities (
+    fit_id VARCHAR, agent_id VARCHAR, agent VARCHAR, ability DOUBLE, ability_se DOUBLE,
+    row JSON);
+CREATE TABLE IF NOT EXISTS atlas_items (
+    fit_id VARCHAR, benchmark VARCHAR, task_id VARCHAR, task_version_hash VARCHAR,
+    difficulty DOUBLE, discrimination DOUBLE, row JSON);
+CREATE TABLE IF NOT EXISTS atlas_coverage (
+    fit_id VARCHAR, agent_id VARCHAR, benchmark VARCHAR, row JSON);
+"""
+
+TABLES = ("atlas_fits", "atlas_abilities", "atlas_items", "atlas_coverage")
+
+
+def episodes_frame(store: Store, benchmark: list[str] | None = None) -> pa.Table:
+    """One row per episode with the columns the atlas matrix needs.
+
+    Episodes whose experiment record was never ingested are kept under the agent
+    ``?<experiment_id>`` (as in ``summary``) and benchmark ``(unknown)``.
+    """
+    where, params = "", []
+    if benchmark:
+        where = ("WHERE coalesce(x.benchmark_name, '(unknown)') IN ("
+                 + ", ".join("?" for _ in benchmark) + ")")
+        params = list(benchmark)
+    sql = f"""
+        SELECT coalesce(x.agent_id, '?' || e.experiment_id) AS agent_id,
+               coalesce(x.agent_name, '(no experiment record)') AS agent_name,
+               json_extract_string(x.agent, '$.description') AS agent_description,
+               coalesce(x.benchmark_name, '(unknown)') AS benchmark,
+               x.subset_n_tasks AS n_tasks,
+               e.task_id, e.task_version_hash, e.success, e.reward
+        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
+        {where}
+        ORDER BY agent_id, benchmark, e.task_id, e.task_version_hash, e.trajectory_id
+    """
+    return store.con.sql(sql, params=params).to_arrow_table()
+
+
+def agent_descriptions(store: Store) -> list[dict[str, Any]]:
+    """Every agent with its name and description (for cold start by description)."""
+    return store.query("""
+        SELECT agent_id, any_value(agent_name) AS agent_name,
+               max(json_extract_string(agent, '$.description')) AS description
+        FROM experiments GROUP BY agent_id ORDER BY agent_id""")
+
+
+def _ensure(store: Store) -> None:
+    store.con.execute(DDL)
+
+
+def _exists(store: Store) -> bool:
+    rows = store.query("SELECT count(*) AS n FROM information_schema.tables "
+                       "WHERE table_name = 'atlas_fits'")
+    return bool(rows and rows[0]["n"])
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(json_safe(value), allow_nan=False, ensure_ascii=False)
+
+
+def save_fit(store: Store, fit: dict[str, Any]) -> None:
+    """Store a fit given as its ``to_dict()`` envelope, in one transaction."""
+    _ensure(store)
+    fid = fit["fit_id"]
+    rows = ("agents", "items", "diagnostics", "coverage", "drifted_tasks", "notes")
+    settings = {k: v for k, v in fit.items() if k not in rows}
+    bench = settings.get("benchmark")
+    bench_key = ",".join(sorted(bench)) if bench else None
+    now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+    con = store.con
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for t in TABLES:
+            con.execute(f"DELETE FROM {t} WHERE fit_id = ?", [fid])
+        con.execute("INSERT INTO atlas_fits VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+            fid, now, settings.get("model"), settings.get("cell"), bench_key,
+            _dump(settings), _dump(fit.get("diagnostics", {})), _dump(fit.get("drifted_tasks", [])),
+            _dump(fit.get("notes", []))])
+        _insert(store, "atlas_abilities", [
+            (fid, r["agent_id"], r["agent"], r["ability"], r["ability_se"], _dump(r))
+            for r in fit.get("agents", [])])
+        _insert(store, "atlas_items", [
+            (fid, r["benchmark"], r["task_id"], r["task_version_hash"], r["difficulty"],
+             r["discrimination"], _dump(r)) for r in fit.get("items", [])])
+        _insert(store, "atlas_coverage", [
+            (fid, r["agent_id"], r["benchmark"], _dump(r)) for r in fit.get("coverage", [])])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _insert(store: Store, table: str, rows: list[tuple]) -> None:
+    if not rows:
+        return
+    cols = [r[0] for r in store.con.execute(f"DESCRIBE {table}").fetchall()]
+    data = {c: [r[i] for r in rows] for i, c in enumerate(cols)}
+    tbl = pa.table(data)
+    name = f"_evalatlas_{table}_batch"
+    store.con.register(name, tbl)
+    try:
+        store.con.execute(f"INSERT INTO {table} SELECT {', '.join(cols)} FROM {name}")
+    finally:
+        store.con.unregister(name)
+
+
+def latest_fit_id(store: Store, *, benchmark: list[str] | None = None,
+                  model: str | None = None, cell: str | None = None) -> str | None:
+    """The most recent fit with exactly this benchmark filter (and model/cell if given)."""
+    if not _exists(store):
+        return None
+    bench_key = ",".join(sorted(benchmark)) if benchmark else None
+    sql = "SELECT fit_id FROM atlas_fits WHERE benchmark IS NOT DISTINCT FROM ?"
+    params: list[Any] = [bench_key]
+    if model:
+        sql += " AND model = ?"
+        params.append(model)
+    if cell:
+        sql += " AND cell = ?"
+        params.append(cell)
+    rows = store.query(sql + " ORDER BY created_at DESC, fit_id LIMIT 1", params)
+    return rows[0]["fit_id"] if rows else None
+
+
+def load_fit(store: Store, fit_id: str) -> dict[str, Any] | None:
+    """A stored fit as its ``to_dict()`` envelope, or None."""
+    if not _exists(store):
+        return None
+    head = store.query("SELECT * FROM atlas_fits WHERE fit_id = ?", [fit_id])
+    if not head:
+        return None
+    h = head[0]
+    out: dict[str, Any] = {**json.loads(h["settings"])}
+    out["agents"] = [json.loads(r["row"]) for r in store.query(
+        "SELECT row FROM atlas_abilities WHERE fit_id = ? ORDER BY ability DESC, agent",
+        [fit_id])]
+    out["items"] = [json.loads(r["row"]) for r in store.query(
+        "SELECT row FROM atlas_items WHERE fit_id = ? "
+        "ORDER BY benchmark, difficulty, task_id", [fit_id])]
+    out["diagnostics"] = json.loads(h["diagnostics"])
+    out["coverage"] = [json.loads(r["row"]) for r in store.query(
+        "SELECT row FROM atlas_coverage WHERE fit_id = ? ORDER BY agent_id, benchmark",
+        [fit_id])]
+    out["drifted_tasks"] = json.loads(h["drift"])
+    notes = json.loads(h["notes"]) if h["notes"] else []
+    if notes:
+        out["notes"] = notes
+    out["created_at"] = h["created_at"].isoformat() if h["created_at"] else None
+    return out
