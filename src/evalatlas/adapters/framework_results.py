@@ -177,6 +177,9 @@ def episode_from_question(
         "trajectory_id": trajectory_id_for(qid, run if run is not None and run >= 0 else 0),
         "attempt": run if run is not None and run >= 0 else None,
         "reward": reward,
+        # a failed query scores 0 by the comparison's own rule; otherwise the outcome is
+        # the correctness the input's judge already gave (issue 10: it says 'judge')
+        "outcome_source": None if reward is None else ("harness" if failed else "judge"),
         "status": status,
         "error_type": status if failed else None,
         "error_message": q.get("actual_answer") if failed else None,

@@ -1,17 +1,22 @@
-"""``evalatlas judge``: LLM-judge stored episodes that lack judge scores.
+"""``evalatlas judge``: LLM-judge stored episodes; a harness outcome is never changed.
 
-Selects completed episodes whose ``scores.correctness`` is missing (all of them with
-``--rejudge``), asks the answer judge, and upserts the episodes with the scores, the
-judge's reasoning, the judge's own usage (``judge_usage``, apart from the agent's) and the
-reward ``(correctness - 1) / 4``. Episodes written by ``evalatlas run`` also get their
-``episode_record.json`` rewritten, so a later re-ingest or resume keeps the scores. The
-judge sees source text when ``--scenario`` supplies the documents, else names only.
+Selects completed episodes this judge model has not scored (all of them with
+``--rejudge``), asks the answer judge, and upserts the episodes with named scores
+(``judge.<model>.correctness`` ..., and ``judge.correctness`` ... from the first judge),
+the judge model, rubric hash, reasoning and the judge's own usage. The reward
+``(correctness - 1) / 4`` is set only where the harness reported no outcome, and the
+episode then says ``outcome_source = "judge:<model>"`` (:func:`apply_verdict`).
+Episodes written by ``evalatlas run`` also get their ``episode_record.json`` rewritten, so
+a later re-ingest or resume keeps the scores. The judge sees source text when
+``--scenario`` supplies the documents, else names only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import hashlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -43,7 +48,7 @@ from evalatlas.cli.run import (
     resolve_scenario,
 )
 from evalatlas.errors import EvalAtlasError
-from evalatlas.judge.answer import CRITERIA, SourceText, judge_answer
+from evalatlas.judge.answer import CRITERIA, SYSTEM_PROMPT, SourceText, judge_answer
 from evalatlas.judge.cache import DEFAULT_CACHE_DIR
 from evalatlas.judge.client import JudgeClient
 from evalatlas.judge.rubric import judge_rubric, load_rubric
@@ -54,14 +59,35 @@ from evalatlas.runner.episodes import reward_from_correctness
 from evalatlas.store.db import Store
 from evalatlas.store.rows import episode_from_row, episode_row
 
+RUBRIC_HASH = hashlib.sha256(
+    (SYSTEM_PROMPT + "\x1f" + ",".join(CRITERIA)).encode("utf-8")).hexdigest()[:16]
+"""Identifies the answer judge's rubric (its system prompt and criteria) in each record."""
+
+
+def judge_slug(model: str) -> str:
+    """A score-name-safe form of a judge model name (``openai/gpt-4o`` -> ``openai-gpt-4o``)."""
+    return re.sub(r"[^A-Za-z0-9_.\-]+", "-", model).strip("-") or "judge"
+
+
+def judge_score_names(model: str) -> dict[str, str]:
+    """criterion -> the per-judge score name, e.g. ``judge.gpt-4o.correctness``."""
+    return {c: f"judge.{judge_slug(model)}.{c}" for c in CRITERIA}
+
 
 def select_unjudged(store: Store, experiments: list[str] | None, rejudge: bool,
-                    limit: int | None) -> list[dict[str, Any]]:
-    """Completed episodes with a missing correctness score (or all, with ``rejudge``)."""
+                    limit: int | None, judge_model: str | None = None) -> list[dict[str, Any]]:
+    """Completed episodes this judge has not scored yet (all of them with ``rejudge``).
+
+    "Scored" means ``judge.<model>.correctness`` is present (``judge.correctness`` when
+    no model is given), so a failed call is retried next time and another judge model
+    judges every episode again, adding its own scores.
+    """
     where = ["e.status = 'completed'"]
     params: list[Any] = []
     if not rejudge:
-        where.append("TRY_CAST(e.scores->>'$.correctness' AS DOUBLE) IS NULL")
+        name = judge_score_names(judge_model)["correctness"] if judge_model \
+            else "judge.correctness"
+        where.append(f"TRY_CAST(e.scores->>'$.\"{name}\"' AS DOUBLE) IS NULL")
     if experiments:
         marks = ", ".join("?" for _ in experiments)
         where.append(f"(e.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))")
@@ -75,29 +101,61 @@ def select_unjudged(store: Store, experiments: list[str] | None, rejudge: bool,
 
 
 def apply_verdict(ep: EpisodeRecord, verdict: Any) -> EpisodeRecord:
-    """The episode with new judge scores, usage, reasoning and reward."""
+    """The episode with this judge's verdict added; a harness outcome is never touched.
+
+    - Scores ``judge.<model>.<criterion>`` (this judge's; replaced only by the same model
+      with ``--rejudge``) and ``judge.<criterion>`` (the first judge's, never edited);
+      ``extra["judges"][<model>]`` records model, rubric hash, reasoning, usage, error.
+    - Only when the episode has no outcome (``reward`` null, no harness verdict) does a
+      valid correctness fill ``reward = (correctness - 1) / 4``, ``success`` and
+      ``outcome_source = "judge:<model>"``; then the unqualified criterion names (the
+      framework comparison's) are filled where absent, as the runner's own judge does.
+    - A failed call changes no score and no outcome; its usage is recorded as unknown
+      (None), not 0, and ``extra["score_errors"]`` says why.
+    """
     data = ep.model_dump(mode="json")
-    data["scores"] = {**data.get("scores", {}), **verdict.scores}
+    model = verdict.model or "judge"
+    names = judge_score_names(model)
+    scores = dict(data.get("scores") or {})
     extra = dict(data.get("extra") or {})
+    judges = dict(extra.get("judges") or {})
+    entry: dict[str, Any] = {"model": model, "rubric_hash": RUBRIC_HASH,
+                             "judged_at": _dt.datetime.now(_dt.UTC).isoformat()}
     errors = dict(extra.get("score_errors") or {})
-    for c in CRITERIA:
-        errors.pop(c, None)
-        if verdict.error:
-            errors[c] = verdict.error
-    extra["score_errors"] = errors
-    if not errors:
-        extra.pop("score_errors")
-    extra["judge_reasoning"] = verdict.reasoning
-    extra["judge_model"] = verdict.model
-    reward = reward_from_correctness(verdict.scores.get("correctness"))
-    data["reward"] = reward
-    if reward is None:  # unknown outcome, not a failure
-        extra["reward_missing"] = True
+    for name in names.values():
+        errors.pop(name, None)
+    if verdict.error:
+        entry.update(error=verdict.error, usage=None)
+        for name in names.values():
+            errors[name] = verdict.error
     else:
-        extra.pop("reward_missing", None)
-    data["success"] = None if reward is None else reward > 0
+        entry.update(reasoning=verdict.reasoning,
+                     usage=verdict.usage.model_dump(mode="json") if verdict.usage else None)
+        for c, name in names.items():
+            scores[name] = verdict.scores.get(c)
+            if scores.get(f"judge.{c}") is None:
+                scores[f"judge.{c}"] = verdict.scores.get(c)
+        reward = reward_from_correctness(verdict.scores.get("correctness"))
+        if data.get("reward") is None and reward is not None:
+            data["reward"] = reward
+            data["success"] = reward > 0
+            data["outcome_source"] = f"judge:{model}"
+            extra.pop("reward_missing", None)
+            for c in CRITERIA:
+                if scores.get(c) is None:
+                    scores[c] = verdict.scores.get(c)
+                    extra["judge_reasoning"] = verdict.reasoning
+                    extra["judge_model"] = model
+        if verdict.usage is not None:
+            data["judge_usage"] = verdict.usage.model_dump(mode="json")
+    judges[judge_slug(model)] = entry
+    extra["judges"] = judges
+    if errors:
+        extra["score_errors"] = errors
+    else:
+        extra.pop("score_errors", None)
+    data["scores"] = scores
     data["extra"] = extra
-    data["judge_usage"] = verdict.usage.model_dump(mode="json") if verdict.usage else None
     return EpisodeRecord.model_validate(data)
 
 
@@ -176,7 +234,10 @@ def judge_cmd(
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
-    """Judge stored episodes that lack judge scores; failures stay missing, never 0."""
+    """Judge stored episodes this judge has not scored. Verdicts become named scores
+    (judge.correctness ...); a harness's reward is never changed, and an episode without
+    one gets the judge's outcome, marked outcome_source judge:<model>. Failures change
+    nothing."""
     try:
         docs = {}
         if scenario:
@@ -190,7 +251,7 @@ def judge_cmd(
     async def go() -> dict[str, int]:
         try:
             with open_store(ctx) as store:
-                rows = select_unjudged(store, experiment, rejudge, limit)
+                rows = select_unjudged(store, experiment, rejudge, limit, judge_model)
                 with Progress(SpinnerColumn(), TextColumn("judging"), BarColumn(),
                               MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
                               transient=True, disable=not err_console.is_terminal) as bar:

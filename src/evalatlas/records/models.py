@@ -31,6 +31,7 @@ Unknown fields are rejected rather than dropped, so a typo such as ``wall_time``
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -281,6 +282,13 @@ class ExperimentRecord(Record):
         return check_safe_id(v, "experiment_id")
 
 
+_OUTCOME_SOURCE = re.compile(r"^(harness|judge|judge:[^\x00-\x1f\x7f]{1,200})$")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
 def _clean_score(v: Any) -> Any:
     if isinstance(v, float) and math.isnan(v):
         return None
@@ -302,6 +310,11 @@ class EpisodeRecord(Record):
     reward: float | None = Field(
         description="Required key. None only when the outcome is unknown (e.g. speed "
         "measurements without test results), never as a stand-in for failure.")
+    outcome_source: str | None = Field(
+        None, description="Where reward/success came from: 'harness' (the benchmark's own "
+        "verdict; the default whenever reward is set), 'judge:<model>' (an LLM judge filled "
+        "an outcome the harness did not report), 'judge' (the input arrived already "
+        "judged, e.g. framework comparison results). None when the outcome is unknown.")
     error_type: str | None = None
     n_steps: int | None = Field(None, ge=0)
     n_agent_steps: int | None = Field(None, ge=0)
@@ -345,6 +358,10 @@ class EpisodeRecord(Record):
             scores = data.get("scores")
             if isinstance(scores, dict):
                 data["scores"] = {k: _clean_score(v) for k, v in scores.items()}
+            if not _is_number(data.get("reward")):
+                data["outcome_source"] = None  # an unknown outcome has no source
+            elif data.get("outcome_source") is None:
+                data["outcome_source"] = "harness"
             if "success" not in data or data["success"] is None:
                 reward = data.get("reward")
                 if isinstance(reward, int | float) and not isinstance(reward, bool):
@@ -355,6 +372,14 @@ class EpisodeRecord(Record):
     @classmethod
     def _safe_trajectory_id(cls, v: str) -> str:
         return check_safe_id(v, "trajectory_id")
+
+    @field_validator("outcome_source")
+    @classmethod
+    def _known_outcome_source(cls, v: str | None) -> str | None:
+        if v is not None and not _OUTCOME_SOURCE.match(v):
+            raise ValueError(f"outcome_source must be 'harness', 'judge' or "
+                             f"'judge:<model>', got {v!r}")
+        return v
 
     @model_validator(mode="after")
     def _invariant_success(self) -> EpisodeRecord:

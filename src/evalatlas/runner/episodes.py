@@ -81,12 +81,18 @@ def episode_for(
         else 0.0
     if reward is None:
         extra["reward_missing"] = True
+    source = None
+    if reward is not None:  # the runner's own 0 for a failure; else the judge's verdict
+        judge_model = extra.get("judge_model")
+        source = ("harness" if status != "completed"
+                  else f"judge:{judge_model}" if judge_model else "judge")
     return EpisodeRecord(
         experiment_id=experiment_id,
         task_id=question_id,
         trajectory_id=trajectory_id_for(question_id, run),
         attempt=run,
         reward=reward,
+        outcome_source=source,
         status=status,  # type: ignore[arg-type]
         error_type=error_type,
         error_message=error_message,

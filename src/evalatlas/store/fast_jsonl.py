@@ -187,7 +187,8 @@ def _select_rows(source: str, batch_id: int) -> str:
       s.input_text, s.output_text, s.expected_text, s.retrieved_sources,
       s.expected_sources, s.verifier, s.findings, s.investigation_metadata,
       coalesce(s.extra, '{{}}'::JSON), {_sql_str(source)}, {int(batch_id)},
-      CAST(coalesce(s.format_version, {FORMAT_VERSION}) AS INTEGER)
+      CAST(coalesce(s.format_version, {FORMAT_VERSION}) AS INTEGER),
+      CASE WHEN s.reward IS NOT NULL THEN 'harness' END
     FROM _fast_stage s LEFT JOIN experiments x USING (experiment_id)
     """
 

@@ -55,6 +55,7 @@ def episode_row(ep: EpisodeRecord, source: str | None, batch: int) -> tuple:
         _j(ep.judge_usage), _j(ep.scores), ep.input_text, ep.output_text, ep.expected_text,
         ep.retrieved_sources, ep.expected_sources, _j(ep.verifier), _j(ep.findings),
         _j(ep.investigation_metadata), _j(ep.extra), source, batch, ep.format_version,
+        ep.outcome_source,
     )
 
 
@@ -116,6 +117,7 @@ def episode_from_row(row: dict[str, Any]) -> EpisodeRecord:
             "tool_names": row["tool_names"] or [],
             "success": row["success"],
             "reward": row["reward"],
+            "outcome_source": row.get("outcome_source"),
             "error_type": row["error_type"],
             "n_steps": row["n_steps"],
             "n_agent_steps": row["n_agent_steps"],

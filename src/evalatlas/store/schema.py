@@ -105,7 +105,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     extra JSON,
     source_file VARCHAR,
     ingest_batch BIGINT,
-    format_version INTEGER
+    format_version INTEGER,
+    outcome_source VARCHAR
 );
 
 CREATE TABLE IF NOT EXISTS measurements (
@@ -174,6 +175,7 @@ EPISODE_COLUMNS = [
     "usage_model", "llm_model", "judge_usage", "scores", "input_text", "output_text",
     "expected_text", "retrieved_sources", "expected_sources", "verifier", "findings",
     "investigation_metadata", "extra", "source_file", "ingest_batch", "format_version",
+    "outcome_source",
 ]
 
 MEASUREMENT_COLUMNS = [
@@ -188,11 +190,14 @@ ALTER TABLE experiments ADD COLUMN IF NOT EXISTS published_metrics JSON;
 ALTER TABLE experiments ADD COLUMN IF NOT EXISTS format_version INTEGER;
 ALTER TABLE episodes ADD COLUMN IF NOT EXISTS format_version INTEGER;
 ALTER TABLE measurements ADD COLUMN IF NOT EXISTS format_version INTEGER;
+ALTER TABLE episodes ADD COLUMN IF NOT EXISTS outcome_source VARCHAR;
 """
 """Columns added after a table was first created, appended at its end (the column lists
 above end the same way, so old and new stores have one column order). Idempotent.
 ``published_metrics``: the source's own reported numbers (a JSON list of
-PublishedMetric); ``format_version``: the record contract version of each row."""
+PublishedMetric); ``format_version``: the record contract version of each row;
+``episodes.outcome_source`` (issue 10): 'harness', 'judge' or 'judge:<model>', NULL
+in rows of older stores, where a NULL beside a known reward means 'harness'."""
 
 QUARANTINE_COLUMNS = [
     "problem_key", "source_file", "line", "record", "field", "reason", "ingest_batch",
