@@ -1,28 +1,150 @@
-"""evalatlas: trustworthy, comparable numbers from AI-agent evaluation runs."""
+"""evalatlas: trustworthy, comparable numbers from AI-agent evaluation runs.
 
-from evalatlas.errors import EvalAtlasError, InputError, Problem
-from evalatlas.records import (
-    AgentInfo,
-    BenchmarkSubset,
-    EpisodeRecord,
-    EvalLog,
-    ExperimentRecord,
-    Measurement,
-    UsageSummary,
-)
+The public API (``__all__`` is the single list of what is public)::
 
-__version__ = "0.1.0"
+    import evalatlas as ea
+    store = ea.open("runs.duckdb")          # $EVALATLAS_DB, else ./evalatlas.duckdb; ":memory:"
+    store.ingest("runs/")                   # an IngestReport (counts, quarantine)
+    eps = store.episodes(benchmark="swe-bench-verified")   # a pandas DataFrame
+    s = ea.summary(eps, by="agent")         # typed result: s.rows, s.to_pandas(), s.to_dict()
+    c = ea.compare(eps, "agent-a", "agent-b")
+
+See docs/api.md. Names are loaded on first use (module ``__getattr__``), so
+``import evalatlas`` (and ``evalatlas --version``) does not import duckdb, pandas, numpy
+or pydantic.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from evalatlas._version import __version__
+
+# name -> module that defines it (imported on first access)
+_LAZY: dict[str, str] = {
+    # the store and the analyses (evalatlas.api glues store/ and analysis/)
+    "open": "evalatlas.api",
+    "Store": "evalatlas.api",
+    "summary": "evalatlas.api",
+    "compare": "evalatlas.api",
+    "tiers": "evalatlas.api",
+    "speedups": "evalatlas.api",
+    "speedup_detail": "evalatlas.api",
+    "framework_data": "evalatlas.api",
+    "compare_frameworks": "evalatlas.api",
+    "IngestReport": "evalatlas.store.ingest",
+    # typed results
+    "TableResult": "evalatlas.analysis.results",
+    "SummaryResult": "evalatlas.analysis.summary",
+    "CompareResult": "evalatlas.analysis.compare",
+    "TierReport": "evalatlas.analysis.tiers",
+    "SpeedupResult": "evalatlas.analysis.speedups",
+    "SpeedupDetail": "evalatlas.analysis.speedups",
+    "FrameworkData": "evalatlas.analysis.frameworks",
+    # judges
+    "JudgeClient": "evalatlas.judge.client",
+    "judge_answer": "evalatlas.judge.answer",
+    "judge_rubric": "evalatlas.judge.rubric",
+    "load_rubric": "evalatlas.judge.rubric",
+    # the record contract
+    "AgentInfo": "evalatlas.records",
+    "BenchmarkSubset": "evalatlas.records",
+    "EpisodeRecord": "evalatlas.records",
+    "EvalLog": "evalatlas.records",
+    "ExperimentRecord": "evalatlas.records",
+    "Measurement": "evalatlas.records",
+    "UsageSummary": "evalatlas.records",
+    # errors
+    "EvalAtlasError": "evalatlas.errors",
+    "InputError": "evalatlas.errors",
+    "Problem": "evalatlas.errors",
+}
+
+# Subpackages reachable as attributes (``ea.atlas.fit(...)``, ``ea.report``): their
+# owners add their public names to __all__ below.
+_SUBMODULES = ("atlas", "report")
 
 __all__ = [
     "AgentInfo",
     "BenchmarkSubset",
+    "CompareResult",
     "EpisodeRecord",
     "EvalAtlasError",
     "EvalLog",
     "ExperimentRecord",
+    "FrameworkData",
+    "IngestReport",
     "InputError",
+    "JudgeClient",
     "Measurement",
     "Problem",
+    "SpeedupDetail",
+    "SpeedupResult",
+    "Store",
+    "SummaryResult",
+    "TableResult",
+    "TierReport",
     "UsageSummary",
     "__version__",
+    "compare",
+    "compare_frameworks",
+    "framework_data",
+    "judge_answer",
+    "judge_rubric",
+    "load_rubric",
+    "open",
+    "speedup_detail",
+    "speedups",
+    "summary",
+    "tiers",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # cache: later accesses skip __getattr__
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"evalatlas.{name}")
+    raise AttributeError(f"module 'evalatlas' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_SUBMODULES})
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs; never executed
+    from evalatlas.analysis.compare import CompareResult
+    from evalatlas.analysis.frameworks import FrameworkData
+    from evalatlas.analysis.results import TableResult
+    from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult
+    from evalatlas.analysis.summary import SummaryResult
+    from evalatlas.analysis.tiers import TierReport
+    from evalatlas.api import (
+        Store,
+        compare,
+        compare_frameworks,
+        framework_data,
+        open,
+        speedup_detail,
+        speedups,
+        summary,
+        tiers,
+    )
+    from evalatlas.errors import EvalAtlasError, InputError, Problem
+    from evalatlas.judge.answer import judge_answer
+    from evalatlas.judge.client import JudgeClient
+    from evalatlas.judge.rubric import judge_rubric, load_rubric
+    from evalatlas.records import (
+        AgentInfo,
+        BenchmarkSubset,
+        EpisodeRecord,
+        EvalLog,
+        ExperimentRecord,
+        Measurement,
+        UsageSummary,
+    )
+    from evalatlas.store.ingest import IngestReport

@@ -1,0 +1,229 @@
+"""Imports point one way (docs/architecture.md): an AST walk over every module of
+src/evalatlas, every import statement included (inside functions and under
+``if TYPE_CHECKING:`` too), checked against the layer table below; and no import cycle
+between packages (nor between modules).
+
+Adding a package: give it a layer in LAYERS (and a line in docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "evalatlas"
+
+LAYERS: dict[str, int] = {
+    # 0: utilities at the package root, importable by everything
+    "errors": 0, "text": 0, "_version": 0, "walk": 0,
+    # 1: the contract
+    "records": 1,
+    # 2-3: pure functions (arrays in, numbers out); a metric may use stats (its SE)
+    "stats": 2, "pricing": 2, "codequality": 2,
+    "metrics": 3,
+    # 4-5: formats -> records; DuckDB storage (ingest uses the adapters)
+    "adapters": 4,
+    "store": 5,
+    # 6: frames in, typed results out; no SQL (no store), no printing
+    "analysis": 6,
+    # 7: built on the analyses
+    "atlas": 7, "report": 7, "judge": 7, "runner": 7, "exports": 7,
+    # 8: the public API (evalatlas/__init__.py and evalatlas/api.py)
+    "__init__": 8, "api": 8,
+    # 9: the command line; imported by nothing
+    "cli": 9,
+}
+PEERS_ALLOWED = {0, 7, 8}
+"""Layers whose packages may import each other (still without cycles)."""
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _unit(module: str) -> str:
+    """The layered unit of a module: its package under evalatlas, a root-level module's
+    own name, or ``__init__`` for the package root itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _local_lines(tree: ast.AST) -> set[int]:
+    """Lines of imports made inside a function (run on call, not at import time)."""
+    return {n.lineno for f in ast.walk(tree)
+            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            for n in ast.walk(f) if isinstance(n, ast.Import | ast.ImportFrom)}
+
+
+def _imports(path: Path, module: str) -> list[tuple[str, int]]:
+    """Every evalatlas module ``path`` imports, with the line (all statements)."""
+    is_pkg = path.name == "__init__.py"
+    out: list[tuple[str, int]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base[: len(base) - node.level + (1 if is_pkg else 0)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target == "evalatlas":  # from evalatlas import x: a submodule or a root name
+                for a in node.names:
+                    sub = SRC / a.name
+                    is_mod = sub.is_dir() or sub.with_suffix(".py").is_file()
+                    out.append((f"evalatlas.{a.name}" if is_mod else "evalatlas", node.lineno))
+            else:
+                out.append((target, node.lineno))
+    return [(m, line) for m, line in out if m == "evalatlas" or m.startswith("evalatlas.")]
+
+
+def _graph() -> tuple[dict[str, list[tuple[str, str, int]]], dict[str, set[int]]]:
+    """(module -> [(imported module, file, line)], module -> lines of function-local
+    imports)."""
+    graph: dict[str, list[tuple[str, str, int]]] = {}
+    local: dict[str, set[int]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        module = _module_name(path)
+        graph[module] = [(m, str(path.relative_to(SRC.parent)), line)
+                         for m, line in _imports(path, module)]
+        local[module] = _local_lines(ast.parse(path.read_text(encoding="utf-8")))
+    return graph, local
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+GRAPH, LOCAL = _graph()
+
+
+def test_every_package_has_a_layer() -> None:
+    units = {_unit(m) for m in GRAPH}
+    missing = sorted(units - set(LAYERS))
+    assert not missing, f"give these a layer in tests/test_layers.py LAYERS: {missing}"
+
+
+def test_imports_point_down() -> None:
+    bad = []
+    for module, imports in GRAPH.items():
+        src = _unit(module)
+        for target, file, line in imports:
+            dst = _unit(target)
+            if dst == src or src not in LAYERS or dst not in LAYERS:
+                continue
+            ls, ld = LAYERS[src], LAYERS[dst]
+            if ld < ls or (ld == ls and ls in PEERS_ALLOWED):
+                continue
+            bad.append(f"{file}:{line}: {src} (layer {ls}) imports {target} "
+                       f"({dst}, layer {ld})")
+    assert not bad, "imports against the layer direction:\n" + "\n".join(bad)
+
+
+def test_nothing_imports_cli() -> None:
+    bad = [f"{file}:{line}" for module, imports in GRAPH.items() if _unit(module) != "cli"
+           for target, file, line in imports if _unit(target) == "cli"]
+    assert not bad, f"cli is imported by: {bad}"
+
+
+def test_analysis_has_no_sql_and_no_printing() -> None:
+    bad = []
+    for path in sorted((SRC / "analysis").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id == "print":
+                bad.append(f"{path.name}:{node.lineno}: print")
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) \
+                    else [node.module or ""]
+                bad += [f"{path.name}:{node.lineno}: imports {n}" for n in names
+                        if n.split(".")[0] in {"duckdb", "rich", "typer"}]
+    assert not bad, bad
+
+
+def test_no_cycle_between_packages() -> None:
+    edges: dict[str, set[str]] = defaultdict(set)
+    for module, imports in GRAPH.items():
+        for target, _, _ in imports:
+            if _unit(target) != _unit(module):
+                edges[_unit(module)].add(_unit(target))
+    assert _cycles(edges) == []
+
+
+def test_no_cycle_between_modules() -> None:
+    """Between modules too, for imports made at import time (module scope, including
+    ``if TYPE_CHECKING:``): the old ``store.costs`` <-> ``store.db`` fails here. A
+    package's ``__init__`` importing its own submodules is not a cycle by itself; an
+    import inside a function (deferred for start-up time) is left out here but counts
+    for the package check above."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for module, imports in GRAPH.items():
+        for target, _, line in imports:
+            if line in LOCAL[module]:
+                continue
+            t = target
+            while t not in GRAPH and "." in t:  # `from pkg.mod import name`
+                t = t.rsplit(".", 1)[0]
+            if t != module and not module.startswith(t + "."):
+                edges[module].add(t)
+    assert _cycles(edges) == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from evalatlas.store.db import Store\n", ["evalatlas.store.db"]),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import evalatlas.cli\n",
+     ["evalatlas.cli"]),
+    ("def f():\n    from ..store import db\n", ["evalatlas.store"]),
+    ("from evalatlas import __version__, store\n", ["evalatlas", "evalatlas.store"]),
+])
+def test_the_walk_sees_every_kind_of_import(tmp_path: Path, source: str,
+                                            expected: list[str]) -> None:
+    f = tmp_path / "m.py"
+    f.write_text(source)
+    assert sorted(m for m, _ in _imports(f, "evalatlas.analysis.m")) == expected
+
+
+def test_the_check_catches_a_violation() -> None:
+    """The check is live: a store module importing analysis is reported."""
+    src, dst = LAYERS["store"], LAYERS["analysis"]
+    assert not (dst < src or (dst == src and src in PEERS_ALLOWED))
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
