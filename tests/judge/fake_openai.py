@@ -9,7 +9,12 @@ next action of ``script`` (then ``default``):
 - ``"missing_key"``: 200 without ``faithfulness``;
 - ``"429"`` (with ``Retry-After: 0``), ``"500"``, ``"401"``;
 - ``"slow"``: waits ``slow_s`` seconds, then answers as ``"ok"``;
-- ``"reject_temperature"``: 400 naming temperature when the request has one, else ok.
+- ``"reject_temperature"``: 400 naming temperature when the request has one, else ok;
+- ``"401_echo"``: 401 whose message echoes the request's key and Authorization header
+  (as some gateways do);
+- malformed *bodies* with HTTP 200 (:data:`RAW_BODIES`): ``"html_body"``,
+  ``"text_body"``, ``"empty_body"``, ``"truncated_json"``, ``"json_array"``,
+  ``"no_choices"``, ``"null_choices"``, ``"choice_without_message"``.
 
 Every request body is kept in ``requests`` (thread-safe append), so tests can check what
 was sent (temperature, messages) and how many calls were made.
@@ -27,6 +32,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Responder = Callable[[dict[str, Any]], str]
+
+RAW_BODIES: dict[str, tuple[str, bytes]] = {
+    "html_body": ("text/html", b"<html><body>502 Bad Gateway</body></html>"),
+    "text_body": ("application/json", b"upstream connect error or disconnect"),
+    "empty_body": ("application/json", b""),
+    "truncated_json": ("application/json", b'{"id": "x", "choices": [{"message": {"con'),
+    "json_array": ("application/json", b"[1, 2, 3]"),
+    "no_choices": ("application/json", b'{"id": "x", "object": "chat.completion"}'),
+    "null_choices": ("application/json", b'{"id": "x", "choices": null}'),
+    "choice_without_message": ("application/json", b'{"id": "x", "choices": [{"index": 0}]}'),
+}
+"""HTTP 200 answers whose body is not a usable chat completion."""
 
 
 def answer_verdict(correctness: int = 4, completeness: int = 3, faithfulness: int = 5) -> str:
@@ -121,6 +138,20 @@ class FakeOpenAI:
                     return self._error(429, "rate limited", **{"Retry-After": "0"})
                 if action == "500":
                     return self._error(500, "internal error")
+                if action in RAW_BODIES:
+                    ctype, raw = RAW_BODIES[action]
+                    self.send_response(200)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        self.wfile.write(raw)
+                    return None
+                if action == "401_echo":
+                    auth = self.headers.get("Authorization") or ""
+                    key = auth.removeprefix("Bearer ")
+                    return self._error(401, f"Incorrect API key provided: {key}. You sent "
+                                       f"Authorization: {auth} (api_key={key})")
                 if action == "401":
                     return self._error(401, "Incorrect API key provided: sk-abcdefghijklmnop")
                 if action == "reject_temperature":

@@ -44,6 +44,7 @@ from evalatlas.cli.render import OutputFormat, render
 from evalatlas.cli.run import (
     JudgeBaseUrlOption,
     JudgeCacheOption,
+    JudgeTimeoutOption,
     make_judge,
     resolve_scenario,
 )
@@ -231,6 +232,7 @@ def judge_cmd(
     rejudge: Annotated[bool, typer.Option("--rejudge", help="Judge scored episodes too.")
                        ] = False,
     limit: Annotated[int | None, typer.Option(min=1)] = None,
+    timeout: JudgeTimeoutOption = 60.0,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
@@ -242,7 +244,8 @@ def judge_cmd(
         docs = {}
         if scenario:
             docs = {d.source: d.text for d in load_scenario(resolve_scenario(scenario)).documents}
-        judge = make_judge(judge_model, judge_base_url, judge_cache_dir, concurrency)
+        judge = make_judge(judge_model, judge_base_url, judge_cache_dir, concurrency,
+                           timeout_s=timeout)
     except EvalAtlasError as exc:
         fail(str(exc))
         return
@@ -279,6 +282,7 @@ def judge_rubric_cmd(
     task_file: Annotated[Path | None, typer.Option(help="Read the task from a file.")] = None,
     judge_base_url: JudgeBaseUrlOption = None,
     judge_cache_dir: JudgeCacheOption = DEFAULT_CACHE_DIR,
+    timeout: JudgeTimeoutOption = 60.0,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
@@ -291,7 +295,8 @@ def judge_rubric_cmd(
         rb = load_rubric(rubric)
         task_text = task_file.read_text(encoding="utf-8") if task_file else (task or "")
         agent_output = output_file.read_text(encoding="utf-8", errors="replace")
-        clients = [make_judge(m, judge_base_url, judge_cache_dir) for m in judge_model]
+        clients = [make_judge(m, judge_base_url, judge_cache_dir, timeout_s=timeout)
+                   for m in judge_model]
     except (EvalAtlasError, OSError) as exc:
         fail(str(exc))
         return

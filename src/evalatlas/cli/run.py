@@ -43,11 +43,16 @@ def resolve_scenario(arg: str) -> Path:
 
 
 def make_judge(model: str | None, base_url: str | None, cache_dir: Path | None,
-               concurrency: int = 8) -> JudgeClient | None:
+               concurrency: int = 8, timeout_s: float = 60.0) -> JudgeClient | None:
     if not model:
         return None
     return JudgeClient(JudgeConfig(model=model, base_url=base_url, cache_dir=cache_dir,
-                                   concurrency=concurrency))
+                                   concurrency=concurrency, timeout_s=timeout_s))
+
+
+JudgeTimeoutOption = Annotated[float, typer.Option(
+    "--timeout", min=0.001, metavar="SECONDS",
+    help="Seconds one judge call may take before it counts as failed (and is retried).")]
 
 
 def run_cmd(

@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from evalatlas._version import __version__
-from evalatlas.records.ids import _SECRET_VALUE, redact_secrets
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
+from evalatlas.records.redact import redact, redact_text
 from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
 from evalatlas.store.export import iter_episodes
@@ -51,11 +51,6 @@ CONFIDENCE = 0.95
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://evalatlas.invalid/export/eee")
-# Credential-looking values anywhere inside free text (the record contract's value
-# pattern, unanchored but starting a word): an API key quoted in an error message must
-# not be published, while "task-..." must not lose its "sk-..." tail.
-_SECRET_IN_TEXT = re.compile(
-    r"(?<![\w-])" + _SECRET_VALUE.pattern.removeprefix("^").removesuffix("$"))
 # What the EEE publisher refuses in a path component (helpers/io.py).
 _INVALID_PATH_CHARS = re.compile(r'[<>:"\\|?*\x00-\x1f]')
 _WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
@@ -204,9 +199,9 @@ def _strings(items: Iterable[tuple[str, Any]]) -> dict[str, str]:
     return out
 
 
-def scrub(text: str) -> str:
-    """Free text with credential-looking substrings replaced by the redaction marker."""
-    return _SECRET_IN_TEXT.sub("***REDACTED***", text)
+scrub = redact_text
+"""Free text with credentials replaced: the one redaction function
+(:mod:`evalatlas.records.redact`)."""
 
 
 def _epoch(ts: float | None) -> str | None:
@@ -399,7 +394,7 @@ def aggregate_record(
     score, uncertainty, n_tasks_scored = _uncertainty(rewards, acc.tasks)
     successes = int(np.count_nonzero(rewards > 0))
     a = exp.agent
-    config = json.dumps(redact_secrets(a.config), sort_keys=True, ensure_ascii=False,
+    config = json.dumps(redact(a.config), sort_keys=True, ensure_ascii=False,
                         allow_nan=False, default=str)
     result: dict[str, Any] = {
         "evaluation_result_id": ident.evaluation_result_id,
@@ -516,7 +511,8 @@ def _experiments(store: Store, experiment: list[str] | None) -> dict[str, Experi
 
 
 def _dump_line(row: dict[str, Any]) -> bytes:
-    return (json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    """One samples line, redacted as a whole (the checksum covers what is written)."""
+    return (json.dumps(redact(row), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
 def write_experiment(
@@ -572,7 +568,7 @@ def write_experiment(
         record = aggregate_record(exp, ident, acc, detail,
                                   retrieved_timestamp=retrieved_timestamp,
                                   organization=organization, relationship=relationship)
-        tmp_agg.write_text(json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False)
+        tmp_agg.write_text(json.dumps(redact(record), indent=2, ensure_ascii=False, allow_nan=False)
                            + "\n", encoding="utf-8")
         tmp_samples.replace(samples_path)
         tmp_agg.replace(agg_path)

@@ -12,6 +12,8 @@ loops:
 - 429, 5xx, timeouts and connection errors: exponential backoff with jitter (honouring a
   ``Retry-After`` header, capped), then retry;
 - a malformed answer: the answer and a JSON-only reminder are appended, then retry;
+- a malformed *response* (HTTP 200 whose body is not a chat completion: an HTML error
+  page, truncated or non-JSON text, no choices): a failed call, retried with backoff;
 - a 400 that names ``temperature``: retried once without it (some models reject
   ``temperature=0``), remembered for the rest of the session;
 - other 4xx (bad key, unknown model): not retried.
@@ -38,6 +40,7 @@ from evalatlas.errors import EvalAtlasError
 from evalatlas.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from evalatlas.pricing import fill_missing_cost
 from evalatlas.records.models import UsageSummary
+from evalatlas.records.redact import redact_text
 
 if TYPE_CHECKING:
     import openai
@@ -47,12 +50,14 @@ T = TypeVar("T")
 PROMPT_VERSION = "evalatlas-judge/1"
 """Part of every cache key: bump when prompts change so old answers are not reused."""
 
-_KEYISH = re.compile(r"(sk-[A-Za-z0-9_\-]{0,4})[A-Za-z0-9_\-*]{4,}|(Bearer\s+)\S+")
-
 JSON_REMINDER = (
     "Your previous reply could not be used: {reason}. Reply again with ONLY one JSON "
     "object that follows the required format exactly, with no other text."
 )
+
+
+class MalformedResponse(Exception):
+    """The server answered HTTP 200 with something that is not a chat completion."""
 
 
 class ValidationFailure(ValueError):
@@ -63,9 +68,9 @@ class JudgeSetupError(EvalAtlasError):
     """The judge cannot be used at all (no key, no model)."""
 
 
-def scrub(text: str) -> str:
-    """Remove anything that looks like an API key or bearer token from ``text``."""
-    return _KEYISH.sub(lambda m: (m.group(1) or m.group(2) or "") + "***", text)
+scrub = redact_text
+"""Error texts lose anything key-shaped: the one redaction function
+(:mod:`evalatlas.records.redact`)."""
 
 
 def extract_json(content: str | None) -> dict[str, Any]:
@@ -114,7 +119,10 @@ def require_str(data: dict[str, Any], key: str) -> str:
 
 @dataclass
 class JudgeConfig:
-    """Judge model and call policy. ``cache_dir=None`` disables the disk cache."""
+    """Judge model and call policy. ``cache_dir=None`` disables the disk cache.
+
+    ``timeout_s`` bounds each HTTP call (connect + read); a call that exceeds it is a
+    failed attempt, retried up to ``max_attempts`` in all (CLI: ``--timeout``)."""
 
     model: str
     base_url: str | None = None
@@ -127,6 +135,12 @@ class JudgeConfig:
     json_mode: bool = True
     concurrency: int = 8
     cache_dir: Path | str | None = DEFAULT_CACHE_DIR
+
+    def __post_init__(self) -> None:
+        if not self.timeout_s > 0:  # also rejects NaN
+            raise ValueError(f"timeout_s must be > 0 seconds, got {self.timeout_s!r}")
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts!r}")
 
     def describe(self) -> dict[str, Any]:
         """Settings worth recording next to a score (never the key)."""
@@ -153,6 +167,25 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return float(value) if value is not None else None
     except (AttributeError, ValueError):
         return None
+
+
+def _content_of(resp: Any) -> str | None:
+    """The reply text of a chat completion; :class:`MalformedResponse` when ``resp`` is not
+    one. The SDK hands back whatever the body parsed to: a ``str`` for a non-JSON body, a
+    list, or a completion without choices or message."""
+    choices = getattr(resp, "choices", None)
+    if isinstance(resp, str | bytes | list | dict) or not isinstance(choices, list):
+        raise MalformedResponse(f"body is not a chat completion ({type(resp).__name__}"
+                                f"{', no choices' if choices is None else ''})")
+    if not choices:
+        raise MalformedResponse("chat completion with no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise MalformedResponse("first choice has no message")
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise MalformedResponse(f"message content is a {type(content).__name__}")
+    return content
 
 
 def _usage_from(resp: Any) -> tuple[int, int] | None:
@@ -259,8 +292,21 @@ class JudgeClient:
             try:
                 n_calls += 1
                 self.calls += 1
-                resp = await self._client.chat.completions.create(
-                    model=cfg.model, messages=convo, **self._params())
+                try:
+                    resp = await self._client.chat.completions.create(
+                        model=cfg.model, messages=convo, **self._params())
+                except (ValueError, TypeError, AttributeError,
+                        openai.APIResponseValidationError) as exc:  # body did not parse
+                    raise MalformedResponse(f"{type(exc).__name__}: {exc}") from exc
+                content = _content_of(resp)
+            except MalformedResponse as exc:
+                # HTTP 200 but not a chat completion (HTML error page, truncated JSON, no
+                # choices): a failed call like a 5xx, retried after a pause; no tokens known
+                errors.append(f"attempt {attempt}: malformed response: {scrub(str(exc))[:200]}")
+                usage_missing = True
+                if attempt < cfg.max_attempts:
+                    await asyncio.sleep(self._backoff(attempt, None))
+                continue
             except openai.BadRequestError as exc:
                 msg = scrub(str(exc))
                 if ("temperature" in msg.lower() and not self._no_temperature
@@ -294,7 +340,6 @@ class JudgeClient:
             else:
                 prompt_tokens += reported[0]
                 completion_tokens += reported[1]
-            content = resp.choices[0].message.content if resp.choices else None
             try:
                 value = validate(extract_json(content))
             except ValidationFailure as exc:

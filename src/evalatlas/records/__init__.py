@@ -2,7 +2,6 @@
 
 from evalatlas.records.evallog import EvalLog
 from evalatlas.records.ids import (
-    REDACTED,
     agent_id_for,
     check_safe_id,
     experiment_id_for,
@@ -22,6 +21,7 @@ from evalatlas.records.models import (
     UsageSummary,
     Verifier,
 )
+from evalatlas.records.redact import REDACTED, redact, redact_text
 
 __all__ = [
     "RECORD_MODELS",
@@ -40,6 +40,8 @@ __all__ = [
     "agent_id_for",
     "check_safe_id",
     "experiment_id_for",
+    "redact",
     "redact_secrets",
+    "redact_text",
     "task_version_hash_for",
 ]

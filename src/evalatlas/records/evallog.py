@@ -31,6 +31,7 @@ from evalatlas.records.jsonio import (
     read_json_file,
 )
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement, Record
+from evalatlas.records.redact import redact
 from evalatlas.records.validate import parse_record
 
 EXPERIMENT_FILE = "experiment_record.json"
@@ -40,8 +41,9 @@ EPISODES_DIR = "episodes"
 
 
 def record_json(record: Record, *, indent: int | None = None) -> str:
-    """The canonical JSON text of a record (seed field names, no NaN)."""
-    return dumps(record.model_dump(mode="json"), indent=indent)
+    """The canonical JSON text of a record (seed field names, no NaN), redacted: every
+    record evalatlas writes (EvalLog dirs, ``export jsonl``) passes through here."""
+    return dumps(redact(record.model_dump(mode="json")), indent=indent)
 
 
 class EvalLog(Record):

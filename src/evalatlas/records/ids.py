@@ -5,8 +5,9 @@ reproducible across processes and machines. The recipes follow cube-harness exac
 (``json.dumps(..., sort_keys=True)`` with Python's default separators and
 ``ensure_ascii=True``), so an evalatlas id equals the upstream id for the same config.
 
-Secrets are redacted *before* hashing: two runs that differ only in their API key are
-the same agent, and an id must never be a function of a secret.
+Secrets are redacted *before* hashing (with the one redaction function,
+:mod:`evalatlas.records.redact`): two runs that differ only in their API key are the same
+agent, and an id must never be a function of a secret.
 """
 
 from __future__ import annotations
@@ -18,57 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.errors import UnsafeIdError
+from evalatlas.records.redact import redact
 
-REDACTED = "***REDACTED***"
-"""The fixed marker that replaces a credential-looking value."""
-
-# A key is a credential when, after lower-casing and turning every non-alphanumeric into
-# "_", it *ends* with one of these words. "max_tokens" or "token_limit" do not match,
-# "openai_api_key", "hf_token" and "Authorization" do.
-_SECRET_KEY = re.compile(
-    r"(^|_)("
-    r"api_?key|apikey|secret|secret_?key|client_?secret|password|passwd|pwd|passphrase"
-    r"|token|access_?token|refresh_?token|auth_?token|bearer_?token|session_?token|id_?token"
-    r"|authorization|auth|credentials?|private_?key|access_?key|access_?key_?id"
-    r"|cookie|set_?cookie|x_?api_?key"
-    r")$"
-)
-# Values that are credentials whatever their key is called (OpenAI/Anthropic style keys,
-# GitHub and Hugging Face tokens, bearer headers).
-_SECRET_VALUE = re.compile(
-    r"^(sk-[A-Za-z0-9_\-]{16,}|sk-ant-[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|hf_[A-Za-z0-9]{20,}|Bearer\s+\S{16,})$"
-)
-
-
-def is_secret_key(key: str) -> bool:
-    """True when a config key names a credential (see module docstring for the rule)."""
-    norm = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
-    return bool(_SECRET_KEY.search(norm))
-
-
-def redact_secrets(value: Any) -> Any:
-    """Return a copy of ``value`` with every credential replaced by :data:`REDACTED`.
-
-    Applied to agent configs before storing, exporting and hashing. Keys are judged by
-    :func:`is_secret_key`; string values that look like well-known key formats are
-    redacted under any key. ``None`` values are left alone (nothing to leak).
-    """
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            if isinstance(k, str) and is_secret_key(k) and v is not None and not isinstance(
-                v, dict | list
-            ):
-                out[k] = REDACTED
-            else:
-                out[k] = redact_secrets(v)
-        return out
-    if isinstance(value, list):
-        return [redact_secrets(v) for v in value]
-    if isinstance(value, str) and _SECRET_VALUE.match(value.strip()):
-        return REDACTED
-    return value
+redact_secrets = redact
+"""The one redaction function (:func:`evalatlas.records.redact.redact`) under its old name."""
 
 
 def canonical_json(value: Any) -> str:
@@ -81,7 +35,7 @@ def agent_id_for(config: dict[str, Any]) -> str:
 
     Seed 002 invariant 1; recipe from cube-harness ``AgentInfo.from_agent_config``.
     """
-    payload = canonical_json(redact_secrets(config)).encode("utf-8")
+    payload = canonical_json(redact(config)).encode("utf-8")
     return hashlib.sha256(payload).hexdigest()
 
 

@@ -38,7 +38,7 @@ from typing import Any
 from evalatlas.adapters.frameworks import Scenario, safe_id, trajectory_id_for
 from evalatlas.errors import Problem
 from evalatlas.judge.answer import CRITERIA, SourceText, judge_answer
-from evalatlas.judge.client import JudgeClient, scrub
+from evalatlas.judge.client import JudgeClient
 from evalatlas.judge.code_review import review_code, review_to_extra
 from evalatlas.metrics.lexical import lexical_scores
 from evalatlas.metrics.profiles import QuestionContext, get_profile
@@ -46,6 +46,7 @@ from evalatlas.metrics.retrieval import retrieval_precision, retrieval_recall
 from evalatlas.records.evallog import EPISODE_FILE, EPISODES_DIR, EXPERIMENT_FILE, record_json
 from evalatlas.records.jsonio import atomic_write_text, read_json_file
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, UsageSummary
+from evalatlas.records.redact import redact_text
 from evalatlas.records.validate import parse_record
 from evalatlas.runner.episodes import episode_for, experiment_for
 from evalatlas.runner.loading import FrameworkHandle
@@ -271,7 +272,7 @@ async def run_scenario(
                 latency = cfg.query_timeout_s
             except Exception as exc:  # one question must never abort the run
                 status, err_type = "error", type(exc).__name__
-                err_msg = scrub(f"{exc}")[:2000] or "".join(
+                err_msg = redact_text(f"{exc}")[:2000] or "".join(
                     traceback.format_exception_only(exc)).strip()
                 latency = time.perf_counter() - t0
             query_time += latency

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from evalatlas.errors import Problem, StoreError
 from evalatlas.store.costs import complete_batch
+from evalatlas.store.redaction import column_types, redact_rows
 from evalatlas.store.schema import (
     DDL,
     EPISODE_COLUMNS,
@@ -94,6 +95,7 @@ class Store:
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
             )
         self._schemas: dict[str, pa.Schema] = {}
+        self._column_types: dict[str, dict[str, str]] = {}
         self.unknown_model_cost = "none"  # see store.costs.complete_batch
 
     def __enter__(self) -> Store:
@@ -126,10 +128,17 @@ class Store:
             self._schemas[table] = pa.schema([(c, _ARROW_TYPES[types[c]]) for c in columns])
         return self._schemas[table]
 
+    def _types(self, table: str) -> dict[str, str]:
+        if table not in self._column_types:
+            self._column_types[table] = column_types(self.con, table)
+        return self._column_types[table]
+
     def _insert(self, table: str, columns: list[str], rows: list[tuple]) -> None:
+        """Upsert ``rows``; every text cell is redacted first (store.redaction)."""
         if not rows:
             return
         schema = self._schema(table, columns)
+        rows = redact_rows(table, columns, self._types(table), rows)
         cols = list(zip(*rows, strict=True))
         arrays = [pa.array(list(col), type=schema.field(i).type) for i, col in enumerate(cols)]
         tbl = pa.Table.from_arrays(arrays, schema=schema)

@@ -8,6 +8,7 @@ from pathlib import Path
 from evalatlas.records.evallog import record_json
 from evalatlas.records.models import EpisodeRecord
 from evalatlas.store.db import Store
+from evalatlas.store.redaction import redacted_select, redaction_functions
 from evalatlas.store.rows import episode_from_row
 
 TABLES = ("experiments", "episodes", "measurements", "quarantine", "ingest_batches")
@@ -35,7 +36,8 @@ def iter_episodes(
 
 
 def export_jsonl(store: Store, path: Path, experiment: list[str] | None = None) -> int:
-    """Write one self-contained EpisodeRecord per line; returns the count.
+    """Write one self-contained EpisodeRecord per line; returns the count. Lines are
+    redacted (:func:`~evalatlas.records.evallog.record_json`).
 
     Written to a temporary file and renamed, so an interrupted export leaves no partial
     file under the final name.
@@ -51,15 +53,21 @@ def export_jsonl(store: Store, path: Path, experiment: list[str] | None = None) 
 
 
 def export_parquet(store: Store, directory: Path) -> dict[str, int]:
-    """Write every table as ``<table>.parquet`` in ``directory``; returns row counts."""
+    """Write every table as ``<table>.parquet`` in ``directory``; returns row counts.
+
+    Text cells are redacted on the way out (:mod:`evalatlas.store.redaction`), so a store
+    written before a redaction rule existed still exports clean.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     counts = {}
-    for table in TABLES:
-        target = directory / f"{table}.parquet"
-        tmp = directory / f".{table}.parquet.tmp"
-        store.con.execute(f"COPY {table} TO '{_sql_str(tmp)}' (FORMAT parquet)")
-        tmp.replace(target)
-        counts[table] = store.count(table)
+    with redaction_functions(store.con):
+        for table in TABLES:
+            target = directory / f"{table}.parquet"
+            tmp = directory / f".{table}.parquet.tmp"
+            store.con.execute(f"COPY ({redacted_select(store.con, table)}) "
+                              f"TO '{_sql_str(tmp)}' (FORMAT parquet)")
+            tmp.replace(target)
+            counts[table] = store.count(table)
     return counts
 
 

@@ -32,6 +32,7 @@ import duckdb
 from evalatlas.records.models import FORMAT_VERSION
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.db import Store
+from evalatlas.store.redaction import redact_batch_in_place
 
 FAST_PATH_MIN_BYTES = 8 * 1024 * 1024
 """Below this size the exact path is fast enough and the fast path's fixed cost is not."""
@@ -227,6 +228,7 @@ def try_fast_ingest(store: Store, path: Path, batch_id: int) -> int:
             con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
                         "(SELECT (experiment_id, trajectory_id) FROM _fast_stage)")
             con.execute(f"INSERT INTO episodes {_select_rows(str(path), batch_id)}")
+            redact_batch_in_place(con, "episodes", batch_id)
             complete_batch(store, batch_id, [])
             con.execute(
                 "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",

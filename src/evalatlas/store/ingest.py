@@ -9,6 +9,7 @@ dropped.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pathlib import Path
 from evalatlas.adapters.registry import plan
 from evalatlas.errors import Problem
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
+from evalatlas.records.redact import redact_text
 from evalatlas.store.db import Store
 from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, NotClean, try_fast_ingest
 from evalatlas.store.rows import episode_row, experiment_row, measurement_row
@@ -45,7 +47,11 @@ class IngestReport:
     def add_problem(self, p: Problem) -> None:
         self.rejected += 1
         if len(self.problems) < self.max_problems:
-            self.problems.append(p)
+            # the report is printed: a reason may quote the rejected input, secrets included
+            self.problems.append(dataclasses.replace(
+                p, reason=redact_text(p.reason),
+                record=redact_text(p.record) if p.record is not None else None,
+                field=redact_text(p.field) if p.field is not None else None))
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -1,0 +1,152 @@
+"""Redaction at the store boundary: every string written to or exported from the store.
+
+The rules live in :mod:`evalatlas.records.redact` (the one redaction function); this
+module only applies them to store rows, in three places:
+
+- :func:`redact_rows`: rows written through :meth:`Store.write_batch` (exact-path ingest,
+  judge, runner), in Python, cell by cell;
+- :func:`redact_batch_in_place`: rows the DuckDB-native fast path inserted by SQL, after
+  the insert and inside its transaction;
+- :func:`redacted_select`: ``export parquet`` (and any other SQL-side export), so a store
+  written before a rule existed is still exported clean.
+
+The SQL forms cost one RE2 scan per text cell (:data:`~evalatlas.records.redact.PREFILTER`,
+a necessary condition for any change); only matching cells call back into Python.
+Key columns (experiment/trajectory ids, benchmark) and ``source_file`` are identifiers,
+not content, and are left as they are: redacting them could merge distinct rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+
+from evalatlas.records.redact import PREFILTER, redact, redact_text
+from evalatlas.store.schema import KEYS
+
+_TEXT_TYPES = ("VARCHAR", "JSON", "VARCHAR[]")
+_UDF_TEXT = "evalatlas_redact_text"
+_UDF_JSON = "evalatlas_redact_json"
+_UDF_LIST = "evalatlas_redact_list"
+
+
+def _skipped(table: str) -> set[str]:
+    return {*KEYS.get(table, ()), "source_file", "problem_key"}
+
+
+def redact_json_text(text: str) -> str:
+    """A JSON document with :func:`redact` applied to its parsed value (keys at any
+    depth, string leaves); text that is not JSON is redacted as plain text."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return redact_text(text)
+    red = redact(value)
+    return text if red == value else json.dumps(red, ensure_ascii=False)
+
+
+def _redact_list(values: list[str | None] | None) -> list[str | None] | None:
+    if values is None:
+        return None
+    return [redact_text(v) if isinstance(v, str) else v for v in values]
+
+
+def redact_rows(table: str, columns: Sequence[str], types: dict[str, str],
+                rows: list[tuple]) -> list[tuple]:
+    """``rows`` of ``table`` (cells in ``columns`` order) with every text cell redacted."""
+    skip = _skipped(table)
+    fns: list[tuple[int, Any]] = []
+    for i, col in enumerate(columns):
+        kind = types.get(col)
+        if col in skip or kind not in _TEXT_TYPES:
+            continue
+        fns.append((i, {"VARCHAR": redact_text, "JSON": redact_json_text,
+                        "VARCHAR[]": _redact_list}[kind]))
+    if not fns:
+        return rows
+    out = []
+    for row in rows:
+        cells = list(row)
+        for i, fn in fns:
+            if cells[i] is not None:
+                cells[i] = fn(cells[i])
+        out.append(tuple(cells))
+    return out
+
+
+def column_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+
+
+@contextmanager
+def redaction_functions(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The redaction UDFs registered on ``con`` for the duration of the block (removed
+    after, else DuckDB's bindings report leaked objects at exit)."""
+    con.create_function(_UDF_TEXT, redact_text, ["VARCHAR"], "VARCHAR")
+    con.create_function(_UDF_JSON, redact_json_text, ["VARCHAR"], "VARCHAR")
+    con.create_function(_UDF_LIST, _redact_list, ["VARCHAR[]"], "VARCHAR[]")
+    try:
+        yield
+    finally:
+        con.execute("SELECT 1").fetchall()  # closes a half-fetched result, which blocks removal
+        for name in (_UDF_TEXT, _UDF_JSON, _UDF_LIST):
+            con.remove_function(name)
+
+
+def _sql_pattern() -> str:
+    return "'" + PREFILTER.replace("'", "''") + "'"
+
+
+def _match_and_fix(col: str, kind: str) -> tuple[str, str]:
+    """(SQL condition: the cell may hold a secret, SQL expression: the redacted cell)."""
+    q = f'"{col}"'
+    pat = _sql_pattern()
+    if kind == "VARCHAR[]":
+        return (f"regexp_matches(array_to_string({q}, chr(10)), {pat})", f"{_UDF_LIST}({q})")
+    if kind == "JSON":
+        text = f"CAST({q} AS VARCHAR)"
+        return (f"(regexp_matches({text}, {pat}) OR contains({text}, '\\u'))",
+                f"CAST({_UDF_JSON}({text}) AS JSON)")
+    return f"regexp_matches({q}, {pat})", f"{_UDF_TEXT}({q})"
+
+
+def _text_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    skip = _skipped(table)
+    return [(c, t) for c, t in column_types(con, table).items()
+            if t in _TEXT_TYPES and c not in skip]
+
+
+def redact_batch_in_place(con: duckdb.DuckDBPyConnection, table: str, batch_id: int) -> int:
+    """Redact the rows of ``table`` written by ingest batch ``batch_id``; returns how many
+    rows changed. Call inside the batch's transaction."""
+    cols = _text_columns(con, table)
+    parts = [_match_and_fix(c, t) for c, t in cols]
+    where = " OR ".join(cond for cond, _ in parts)
+    sets = ", ".join(f'"{c}" = CASE WHEN {cond} THEN {fix} ELSE "{c}" END'
+                     for (c, _), (cond, fix) in zip(cols, parts, strict=True))
+    with redaction_functions(con):
+        n = con.execute(f"SELECT count(*) FROM {table} WHERE ingest_batch = ? AND ({where})",
+                        [batch_id]).fetchone()[0]
+        if n:
+            con.execute(f"UPDATE {table} SET {sets} WHERE ingest_batch = ? AND ({where})",
+                        [batch_id])
+    return int(n)
+
+
+def redacted_select(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """``SELECT`` of every column of ``table`` with text cells redacted; run it inside
+    :func:`redaction_functions`."""
+    types = column_types(con, table)
+    skip = _skipped(table)
+    exprs = []
+    for col, kind in types.items():
+        if kind in _TEXT_TYPES and col not in skip:
+            cond, fix = _match_and_fix(col, kind)
+            exprs.append(f'CASE WHEN {cond} THEN {fix} ELSE "{col}" END AS "{col}"')
+        else:
+            exprs.append(f'"{col}"')
+    return f"SELECT {', '.join(exprs)} FROM {table}"

@@ -1,0 +1,288 @@
+"""The canary corpus: planted credentials never reach the store file, an export or the CLI.
+
+Every canary has a unique core (``CANARYnn...``) inside a credential of some shape, placed
+where real runs leak keys: env-style config values, nested dicts and lists under
+credential-named keys, ``sk-...`` inside longer text, bearer headers, URLs, PEM blocks,
+error messages, labels, extras, a quarantined record and a judge's 401 error echoing the
+key. They go in through every format path that carries free text (JSONL exact path,
+JSONL fast path, EvalLog directories, framework results files, the judge), then the raw
+bytes of the DuckDB file (after CHECKPOINT), of ``export jsonl``, ``export parquet``,
+``export eee`` and of the CLI output are searched for each core. Visible non-secret
+markers planted next to the canaries prove the searched bytes really hold the text.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
+from fake_openai import FakeOpenAI
+
+from evalatlas.cli.main import app
+from evalatlas.store.db import Store
+from evalatlas.store.ingest import ingest_paths
+from evalatlas.store.redaction import redact_batch_in_place
+
+runner = CliRunner()
+CORE = re.compile(rb"CANARY\d\d")
+
+PEM = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAACANARY20\n"
+       "-----END OPENSSH PRIVATE KEY-----")
+
+
+def agent_config() -> dict:
+    return {
+        "_type": "react", "model": "gpt-4o", "max_tokens": 512,
+        "api_key": "CANARY23-plain-value",
+        "llm": {"credentials": {"token": "CANARY24-nested"}, "note": "VISIBLE-config"},
+        "headers": [{"Authorization": "CANARY25-in-list"}],
+        "env": {"ANTHROPIC_API_KEY": "CANARY26-env-dict", "PATH": "/usr/bin"},
+        "secrets": ["CANARY27-list-item", {"deeper": "CANARY27b"}],
+        "command": "OPENAI_API_KEY=CANARY28-env-style python agent.py",
+    }
+
+
+def experiment(exp_id: str, name: str) -> dict:
+    return {
+        "experiment_id": exp_id, "experiment_name": f"{name} Bearer CANARY40tokenvalue",
+        "benchmark_name": "canarybench",
+        "benchmark_subset": {"name": "all", "n_tasks": 3,
+                             "filter": "api_key=CANARY39-subset-filter"},
+        "agent": {"config": agent_config(), "name": "canary-agent", "llm_model": "gpt-4o",
+                  "git_remote_url": "https://bob:CANARY19urlpass@git.example.com/a.git",
+                  "description": "password: CANARY38-description"},
+        "labels": {"tier": "T1", "auth_token": "CANARY29-label",
+                   "note": "sk-CANARY30labelvalue0000"},
+        "extra": {"a": [{"b": {"client_secret": "CANARY31-deep"}}],
+                  "pem": PEM, "visible": "VISIBLE-experiment"},
+    }
+
+
+def episodes(exp_id: str) -> list[dict]:
+    base = {"experiment_id": exp_id, "reward": 1.0, "success": True}
+    return [
+        {**base, "task_id": "t1", "trajectory_id": "a1",
+         "input_text": "please use sk-proj-CANARY01abcdEFGH1234 and OPENAI_API_KEY="
+                       "CANARY14plainvalue now VISIBLE-input",
+         "output_text": "anthropic sk-ant-api03-CANARY02xyzXYZ0987 / AWS_SECRET_ACCESS_KEY="
+                        "CANARY08wJalrXUtnFEMIK7MDENGbPxRfiCY then Bearer CANARY13beareronly",
+         "error_message": "failed: prefix_sk-CANARY03gluedABCDEF and "
+                          "Authorization: Bearer CANARY12headerval and "
+                          "{'api_key': 'CANARY16-repr'} and --api-key CANARY18-flag",
+         "task_description": "ghp_CANARY04abcdefghijklmnopqrstuvwxyz12 HF_TOKEN: CANARY15-yaml",
+         "expected_text": "github_pat_CANARY05abcdefghij0123456789",
+         "error_type": "AKIACANARY07ABCDEFGH",
+         "tool_names": ["search", "xai-CANARY21abcdefghijklmnopqrstu"],
+         "retrieved_sources": ["AIzaCANARY09abcdefghijklmnopqrstuvwxyz012"],
+         "extra": {"notes": "hf_CANARY06abcdefghijklmnopqrstuv",
+                   "Cookie": "session=CANARY33-cookie", "private_key": "CANARY34-pk",
+                   "jwt": ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJDQU5BUlkyMiJ9.CANARY22sig"],
+                   "hdr": "x-api-key: CANARY37-header",
+                   "password": "CANARY32-numeric-ish", "visible": "VISIBLE-extra"},
+         "findings": {"difficulty": "ya29.CANARY10abcdefghijklmnopqrst",
+                      "access_token": "CANARY35-findings"},
+         "investigation_metadata": {"slack": "xoxb-CANARY11-abcdefghij",
+                                    "session_token": "CANARY36-meta"},
+         "verifier": {"ref": "v1", "source": "https://x.org/v?token=CANARY41query&x=1"}},
+        {**base, "task_id": "t2", "trajectory_id": "a2",
+         "output_text": '{"password": "CANARY17 json in text"} VISIBLE-output'},
+        {**base, "task_id": "t3", "trajectory_id": "a3", "reward": 0.0, "success": False,
+         "status": "error", "error_type": "AuthError",
+         "error_message": "gsk_CANARY42abcdefghijklmnopqrstuv rejected"},
+    ]
+
+
+# a rejected record: the quarantine reason quotes the unknown key, which is a key
+QUARANTINED = {"experiment_id": "e-jsonl", "task_id": "tq", "trajectory_id": "q1",
+               "reward": 1.0, "sk-CANARY43unknownfieldname": 1}
+
+FRAMEWORK_DOC = {
+    "framework_name": "Canary Framework", "scenario_name": "rag", "scenario_type": "rag_qa",
+    "evaluation_mode": "baseline", "evaluation_profile": "default", "run_id": 0,
+    "run_count": 1,
+    "questions": [{
+        "question_id": "q1",
+        "question_text": "what is api_key=CANARY44-question? VISIBLE-framework",
+        "expected_answer": "hf_CANARY45abcdefghijklmnopqrstuv",
+        "actual_answer": "The key is sk-CANARY46answerabcdefgh",
+        "sources_expected": ["a.md"], "sources_retrieved": ["a.md"],
+        "latency_seconds": 1.0, "prompt_tokens": 10, "completion_tokens": 5,
+        "total_tokens": 15, "estimated_cost_usd": 0.001, "model_name": "gpt-4o-mini",
+        "correctness_score": 4, "completeness_score": 4, "faithfulness_score": 4,
+        "judge_reasoning": "saw Bearer CANARY47judgereasoning in the answer",
+        "retrieval_precision": 1.0, "retrieval_recall": 1.0, "extra_metrics": {}}],
+    "code_quality": {"source_file": "impl.py", "source_sloc": 10,
+                     "static_metrics": {"sloc": 10},
+                     "code_review": {"avg_score": 3.0,
+                                     "reasoning": "hardcoded password='CANARY48-review'"}},
+}
+
+JUDGE_KEY = "sk-CANARY49judgekeyechoed0000"
+
+VISIBLE = ["VISIBLE-input", "VISIBLE-output", "VISIBLE-extra", "VISIBLE-experiment",
+           "VISIBLE-config", "VISIBLE-framework"]
+
+
+def planted() -> set[str]:
+    text = json.dumps([agent_config(), experiment("x", "y"), episodes("x"), QUARANTINED,
+                       FRAMEWORK_DOC, JUDGE_KEY, PEM])
+    return set(re.findall(r"CANARY\d\d", text))
+
+
+def write_inputs(root: Path) -> dict[str, Path]:
+    """One input per format path; the same canaries in each."""
+    root.mkdir()
+    exact = root / "exact.jsonl"
+    lines = [experiment("e-jsonl", "jsonl"), *episodes("e-jsonl"), QUARANTINED]
+    exact.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    fast = root / "fast" / "episodes.jsonl"
+    fast.parent.mkdir()
+    fast.write_text("".join(json.dumps(x) + "\n" for x in episodes("e-fast")), encoding="utf-8")
+    evallog = root / "evallog"
+    exp = experiment("e-evallog", "evallog")
+    (evallog / "episodes").mkdir(parents=True)
+    (evallog / "experiment_record.json").write_text(json.dumps(exp), encoding="utf-8")
+    for ep in episodes("e-evallog"):
+        d = evallog / "episodes" / ep["trajectory_id"]
+        d.mkdir()
+        (d / "episode_record.json").write_text(json.dumps(ep), encoding="utf-8")
+    fw = root / "fw" / "canary_framework_rag_20260101_000000_run0.json"
+    fw.parent.mkdir()
+    fw.write_text(json.dumps(copy.deepcopy(FRAMEWORK_DOC)), encoding="utf-8")
+    return {"exact": exact, "fast": fast, "evallog": evallog, "framework": fw}
+
+
+def leaked(data: bytes) -> set[str]:
+    return {m.decode() for m in CORE.findall(data)}
+
+
+def tree_bytes(path: Path) -> bytes:
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return b"".join(p.read_bytes() for p in files)
+
+
+@pytest.fixture(scope="module")
+def canary_store(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("canary")
+    inputs = write_inputs(tmp / "in")
+    db = tmp / "store.duckdb"
+    out: dict = {"db": db, "tmp": tmp, "cli": {}}
+    # exact path, EvalLog and framework results through the CLI (its output is checked)
+    for name in ("exact", "evallog", "framework"):
+        r = runner.invoke(app, ["--db", str(db), "ingest", str(inputs[name])])
+        out["cli"][f"ingest {name}"] = r
+    # the fast path through the library (the CLI takes it only for files >= 8 MiB)
+    with Store(db) as store:
+        # DuckDB would compress strings (FSST) so raw bytes could hide a leak: store them
+        # uncompressed for this test, and check the visible markers are found raw
+        store.con.execute("PRAGMA force_compression='uncompressed'")
+        out["fast_report"] = ingest_paths(store, [inputs["fast"]], fast=True)
+    # the judge: its 401 error echoes the key, which must not be stored
+    with FakeOpenAI(default="401_echo") as srv:
+        r = runner.invoke(app, ["--db", str(db), "judge", "--judge-model", "m",
+                                "--judge-base-url", srv.base_url, "-e", "e-jsonl",
+                                "--judge-cache-dir", str(tmp / "cache"), "--rejudge"],
+                          env={"OPENAI_API_KEY": JUDGE_KEY})
+        out["cli"]["judge"] = r
+        out["judge_auth"] = list(srv.auth_headers)
+    for args in (["summary"], ["summary", "--format", "csv"], ["summary", "--format", "json"],
+                 ["quarantine"], ["quarantine", "--format", "json"]):
+        out["cli"][" ".join(args)] = runner.invoke(app, ["--db", str(db), *args])
+    for kind, target in (("jsonl", tmp / "export.jsonl"), ("parquet", tmp / "pq"),
+                         ("eee", tmp / "eee")):
+        r = runner.invoke(app, ["--db", str(db), "export", kind, str(target)])
+        out["cli"][f"export {kind}"] = r
+        out[kind] = target
+    with duckdb.connect(str(db)) as con:
+        con.execute("CHECKPOINT")
+    return out
+
+
+def test_the_corpus_has_at_least_39_canaries() -> None:
+    assert len(planted()) >= 39
+
+
+def test_every_path_ingested_and_the_judge_was_called(canary_store: dict) -> None:
+    for name in ("ingest exact", "ingest evallog", "ingest framework"):
+        assert canary_store["cli"][name].exit_code == 0, canary_store["cli"][name].output
+    assert canary_store["fast_report"].fast_path_files == 1
+    assert canary_store["fast_report"].episodes == 3
+    assert canary_store["cli"]["judge"].exit_code == 0, canary_store["cli"]["judge"].output
+    # one call per completed episode (the judge skips errored ones); 401 is not retried
+    assert canary_store["judge_auth"] == [f"Bearer {JUDGE_KEY}"] * 2
+    with Store(canary_store["db"], read_only=True) as store:
+        counts = {r["experiment_id"]: r["n"] for r in store.query(
+            "SELECT experiment_id, count(*) AS n FROM episodes GROUP BY 1")}
+        errors = store.query("SELECT extra->>'$.score_errors.correctness' AS e FROM episodes "
+                             "WHERE experiment_id = 'e-jsonl' AND status = 'completed'")
+        quarantined = store.query("SELECT reason FROM quarantine")
+    assert counts["e-jsonl"] == counts["e-fast"] == counts["e-evallog"] == 3
+    assert sum(counts.values()) == 10  # + the framework question
+    assert len(errors) == 2
+    assert all("HTTP 401" in r["e"] and "***REDACTED***" in r["e"] for r in errors)
+    assert len(quarantined) == 1 and "unknown field" in quarantined[0]["reason"]
+
+
+def test_no_canary_in_the_store_file(canary_store: dict) -> None:
+    raw = b"".join(p.read_bytes() for p in canary_store["db"].parent.glob("store.duckdb*"))
+    for marker in ("VISIBLE-input", "VISIBLE-extra", "VISIBLE-output"):
+        assert marker.encode() in raw  # the file holds the text uncompressed
+    assert leaked(raw) == set()
+
+
+def test_no_canary_in_any_store_cell(canary_store: dict) -> None:
+    with Store(canary_store["db"], read_only=True) as store:
+        text = ""
+        for table in ("experiments", "episodes", "measurements", "quarantine"):
+            for row in store.query(f"SELECT * FROM {table}"):
+                text += json.dumps(row, default=str)
+    assert all(v in text for v in VISIBLE)
+    assert leaked(text.encode()) == set()
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet", "eee"])
+def test_no_canary_in_exports(canary_store: dict, kind: str) -> None:
+    r = canary_store["cli"][f"export {kind}"]
+    assert r.exit_code == 0, r.output
+    raw = tree_bytes(canary_store[kind])
+    assert b"VISIBLE-input" in raw or kind == "parquet"  # parquet pages may be compressed
+    assert leaked(raw) == set()
+
+
+def test_parquet_export_holds_the_text(canary_store: dict) -> None:
+    with duckdb.connect() as con:
+        rows = con.execute("SELECT * FROM read_parquet(?)",
+                           [str(canary_store["parquet"] / "episodes.parquet")]).fetchall()
+    text = json.dumps(rows, default=str)
+    assert "VISIBLE-input" in text and "VISIBLE-extra" in text
+    assert leaked(text.encode()) == set()
+
+
+def test_no_canary_in_cli_output(canary_store: dict) -> None:
+    for name, r in canary_store["cli"].items():
+        assert leaked(r.output.encode()) == set(), name
+    assert "unknown field" in canary_store["cli"]["ingest exact"].output  # problem printed
+
+
+def test_old_store_rows_are_redacted_in_place(tmp_path: Path) -> None:
+    """The fast path's SQL pass on its own: rows inserted by SQL, bypassing Python."""
+    with Store(tmp_path / "s.duckdb") as store:
+        store.con.execute(
+            "INSERT INTO episodes (experiment_id, trajectory_id, task_id, input_text, "
+            "tool_names, extra, ingest_batch) VALUES ('e', 't', 'x', 'key sk-CANARY50abcdefgh',"
+            " ['ok', 'Bearer CANARY51tokenvalue'], '{\"n\": {\"api_key\": \"CANARY52\"}}', 7),"
+            " ('e', 'u', 'y', 'harmless', [], '{}', 7)")
+        assert redact_batch_in_place(store.con, "episodes", 7) == 1
+        rows = store.query("SELECT * FROM episodes ORDER BY trajectory_id")
+    assert rows[0]["input_text"] == "key ***REDACTED***"
+    assert rows[0]["tool_names"] == ["ok", "***REDACTED***"]
+    assert json.loads(rows[0]["extra"]) == {"n": {"api_key": "***REDACTED***"}}
+    assert rows[1]["input_text"] == "harmless"
