@@ -221,7 +221,7 @@ def test_every_path_ingested_and_the_judge_was_called(canary_store: dict) -> Non
     with Store(canary_store["db"], read_only=True) as store:
         counts = {r["experiment_id"]: r["n"] for r in store.query(
             "SELECT experiment_id, count(*) AS n FROM episodes GROUP BY 1")}
-        errors = store.query("SELECT extra->>'$.score_errors.correctness' AS e FROM episodes "
+        errors = store.query("SELECT CAST(extra->'$.score_errors' AS VARCHAR) AS e FROM episodes "
                              "WHERE experiment_id = 'e-jsonl' AND status = 'completed'")
         quarantined = store.query("SELECT reason FROM quarantine")
     assert counts["e-jsonl"] == counts["e-fast"] == counts["e-evallog"] == 3
