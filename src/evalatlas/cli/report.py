@@ -1,0 +1,91 @@
+"""``evalatlas report``: one self-contained, offline HTML file with interactive charts."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalatlas.cli.common import err_console, fail, open_store
+
+
+class ReportFormat(StrEnum):
+    html = "html"
+    json = "json"
+
+
+def report_cmd(
+    ctx: typer.Context,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="File to write (default report.html, or report.json with "
+        "--format json; '-' for stdout).")] = None,
+    title: Annotated[str, typer.Option("--title", help="Page title.")] = "evalatlas report",
+    by: Annotated[str, typer.Option("--by", help="Group rows by agent, experiment, "
+                                    "benchmark, model or label:<name> (as summary).")
+                  ] = "agent",
+    experiment: Annotated[list[str] | None, typer.Option(
+        "--experiment", "-e", help="Only these experiments (id or name).")] = None,
+    confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.95,
+    alpha: Annotated[float, typer.Option(help="Significance level of paired tests.")] = 0.05,
+    static: Annotated[Path | None, typer.Option(
+        "--static", help="Also write each chart as SVG and PNG into this folder (without "
+        "-o, only the images are written).")] = None,
+    fmt: Annotated[ReportFormat, typer.Option(
+        "--format", "-f", help="html (the report) or json (its specs and data).")
+    ] = ReportFormat.html,
+) -> None:
+    """Leaderboard, intervals, paired comparisons, cost vs accuracy, agent x task heatmap,
+    per-task drill-down (and tiers, speedups, framework scorecards where the data has
+    them) in one HTML file that opens offline."""
+    from evalatlas.report.build import ReportOptions, build_report_data
+    from evalatlas.report.runtime import RuntimeUnavailable
+    from evalatlas.report.specs import all_views, view_rows, with_values
+
+    if "," in by:
+        fail("--by takes one grouping key for the report")
+    if not 0 < confidence < 1:
+        fail("--confidence must be in (0, 1)")
+    opts = ReportOptions(title=title, by=by, experiment=tuple(experiment) if experiment
+                         else None, confidence=confidence, alpha=alpha)
+    with open_store(ctx, read_only=True) as store:
+        try:
+            data = build_report_data(store, opts)
+        except ValueError as exc:
+            fail(str(exc))
+    views = all_views(data)
+    try:
+        if static is not None:
+            from evalatlas.report.static import write_static
+            files = write_static(data, views, static)
+            err_console.print(f"wrote {len(files)} images to {static}", markup=False,
+                              highlight=False)
+            if output is None:
+                return
+        if fmt is ReportFormat.json:
+            doc = {"schema": data["schema"], "data": data, "views": [
+                {k: v.get(k) for k in ("id", "section", "kind", "title", "description",
+                                       "columns", "notes")}
+                | {"spec": with_values(v["spec"], view_rows(v, data)) if v.get("spec")
+                   else None, "rows": view_rows(v, data)} for v in views]}
+            text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
+            target = output or Path("report.json")
+        else:
+            from evalatlas.report.html import render_html
+            text = render_html(data, views)
+            target = output or Path("report.html")
+    except RuntimeUnavailable as exc:
+        fail(str(exc))
+    if str(target) == "-":
+        typer.echo(text, nl=False)
+        return
+    target.write_text(text, encoding="utf-8")
+    size = target.stat().st_size
+    err_console.print(f"wrote {target} ({size / 1024:,.0f} KiB, {len(views)} views)",
+                      markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report_cmd)

@@ -1,0 +1,281 @@
+/* evalatlas report page script: tables, lazy charts, drill-down, downloads.
+   Every string from the data goes into the page with textContent, never as markup. */
+(function () {
+  'use strict';
+  var R = JSON.parse(document.getElementById('report-data').textContent);
+  var B36 = '0123456789abcdefghijklmnopqrstuvwxyz';
+  var views = {};
+  R.views.forEach(function (v) { views[v.id] = v; });
+  var state = {rendered: {}, pending: {}, drillTask: {}, embeds: {}};
+
+  function isNum(x) { return typeof x === 'number' && isFinite(x); }
+  function pct(x) { return isNum(x) ? (100 * x).toFixed(1) + '%' : (x === 'inf' ? '\u221e' : '-'); }
+  function usd(x) {
+    if (x === 'inf') return '\u221e';
+    if (!isNum(x)) return '-';
+    var a = Math.abs(x);
+    return '$' + (a >= 100 ? x.toFixed(0) : a >= 1 ? x.toFixed(2) : a >= 0.01 ? x.toFixed(4) : x.toPrecision(3));
+  }
+  var FMT = {
+    pct: pct, usd: usd,
+    int: function (x) { return isNum(x) ? Math.round(x).toLocaleString('en-US') : '-'; },
+    num1: function (x) { return isNum(x) ? x.toFixed(1) : '-'; },
+    num3: function (x) { return isNum(x) ? x.toFixed(3) : '-'; },
+    pts: function (x) { return isNum(x) ? (x >= 0 ? '+' : '') + (100 * x).toFixed(1) : '-'; },
+    p: function (x) { return isNum(x) ? (x < 0.001 ? x.toExponential(1) : x.toFixed(3)) : '-'; },
+    bool: function (x) { return x === true ? 'yes' : x === false ? 'no' : '-'; },
+    text: function (x) { return x === null || x === undefined ? '' : String(x); },
+    name: function (x) { return x === null || x === undefined ? '-' : String(x); },
+    path: function (x) { return x === null || x === undefined ? '-' : String(x); },
+    mono: function (x) { return x === null || x === undefined ? '' : String(x); }
+  };
+  function fmt(col, row) {
+    var f = FMT[col.fmt] || FMT.text;
+    var text = f(row[col.field]);
+    if (col.lo && (isNum(row[col.lo]) || isNum(row[col.hi]))) {
+      return [text, '[' + f(row[col.lo]) + ', ' + f(row[col.hi]) + ']'];
+    }
+    return [text, null];
+  }
+
+  // --- tables -----------------------------------------------------------------------
+  var LIMIT = 100;
+  function sortValue(x) {
+    if (x === 'inf') return Infinity;
+    if (x === null || x === undefined || x === '') return null;
+    return x;
+  }
+  function renderTable(view, rows, box) {
+    box.textContent = '';
+    var table = document.createElement('table');
+    var thead = table.createTHead();
+    var hr = thead.insertRow();
+    var sort = box._sort || null;
+    view.columns.forEach(function (col) {
+      var th = document.createElement('th');
+      th.className = ['name', 'text', 'path', 'mono'].indexOf(col.fmt) >= 0 ? 'name' : '';
+      var b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = col.title;
+      b.addEventListener('click', function () {
+        var dir = box._sort && box._sort.field === col.field && box._sort.dir === 1 ? -1 : 1;
+        box._sort = {field: col.field, dir: dir};
+        renderTable(view, rows, box);
+      });
+      th.appendChild(b);
+      if (sort && sort.field === col.field) th.setAttribute('aria-sort', sort.dir === 1 ? 'ascending' : 'descending');
+      hr.appendChild(th);
+    });
+    var shown = rows.slice();
+    if (sort) {
+      shown.sort(function (a, b) {
+        var x = sortValue(a[sort.field]), y = sortValue(b[sort.field]);
+        if (x === null && y === null) return 0;
+        if (x === null) return 1;
+        if (y === null) return -1;
+        if (typeof x === 'number' && typeof y === 'number') return sort.dir * (x - y);
+        return sort.dir * String(x).localeCompare(String(y));
+      });
+    }
+    var all = box._all || shown.length <= LIMIT;
+    var body = table.createTBody();
+    (all ? shown : shown.slice(0, LIMIT)).forEach(function (row) {
+      var tr = body.insertRow();
+      if (row.tied) tr.className = 'tied';
+      view.columns.forEach(function (col) {
+        var td = tr.insertCell();
+        td.className = col.field === 'tied' ? 'text tiedcell' : col.fmt;
+        var parts = fmt(col, row);
+        td.textContent = parts[0];
+        if (parts[1]) {
+          var s = document.createElement('span');
+          s.className = 'ci';
+          s.textContent = ' ' + parts[1];
+          td.appendChild(s);
+        }
+        if (col.fmt === 'name' || col.fmt === 'path') td.title = FMT.text(row[col.field]);
+        td.setAttribute('data-field', col.field);
+        var raw = row[col.field];
+        td.setAttribute('data-value', raw === null || raw === undefined ? '' : JSON.stringify(raw));
+      });
+    });
+    box.appendChild(table);
+    if (!all) {
+      var more = document.createElement('button');
+      more.type = 'button';
+      more.className = 'more';
+      more.textContent = 'show all ' + shown.length.toLocaleString('en-US') + ' rows';
+      more.addEventListener('click', function () { box._all = true; renderTable(view, rows, box); });
+      box.appendChild(more);
+    }
+  }
+
+  // --- data of the big views ---------------------------------------------------------
+  var heatCache = {};
+  function heatRows(sid) {
+    if (heatCache[sid]) return heatCache[sid];
+    var h = R.heatmaps[sid], rows = [];
+    for (var i = 0; i < h.agents.length; i++) {
+      for (var j = 0; j < h.tasks.length; j++) {
+        var row = {agent: h.agents[i], task: h.tasks[j], drift: !!(h.drift && h.drift[j])};
+        if (h.binned) {
+          var v = h.percent[i][j];
+          row.rate = v < 0 ? null : v / 100; row.n = null;
+        } else {
+          var code = h.codes[i].substr(2 * j, 2);
+          if (code === '--') { row.rate = null; row.n = 0; }
+          else { var c = B36.indexOf(code[0]), n = B36.indexOf(code[1]); row.rate = c / n; row.n = n; }
+        }
+        rows.push(row);
+      }
+    }
+    heatCache[sid] = rows;
+    return rows;
+  }
+  function drillRows(sid, task) {
+    var d = R.drills[sid], ep = d.episodes, out = [];
+    for (var i = 0; i < ep.t.length; i++) {
+      if (ep.t[i] !== task) continue;
+      var o = ep.o[i];
+      out.push({agent: d.groups[ep.a[i]], attempt: ep.n[i],
+        outcome: o === null ? 'unknown' : (o ? 'success' : 'failure'), reward: ep.r[i],
+        error: ep.e[i] === null ? null : d.errors[ep.e[i]], tokens: ep.k[i], cost: ep.c[i],
+        time: ep.w[i], source: ep.s[i] === null ? null : d.sources[ep.s[i]],
+        text: ep.x[i] === null ? null : d.texts[ep.x[i]]});
+    }
+    return out;
+  }
+  function taskRows(sid) {
+    var rows = heatRows(sid), by = {}, order = [];
+    rows.forEach(function (r) {
+      var t = by[r.task];
+      if (!t) { t = by[r.task] = {task: r.task, sum: 0, known: 0, missing: 0, drift: r.drift}; order.push(t); }
+      if (r.rate === null) t.missing += 1; else { t.sum += r.rate; t.known += 1; }
+    });
+    return order.map(function (t) {
+      return {task: t.task, rate: t.known ? t.sum / t.known : null, known: t.known,
+              missing: t.missing, drift: t.drift};
+    });
+  }
+  function tableRowsOf(view) { return view.heatmap ? taskRows(view.section) : rowsOf(view); }
+  function rowsOf(view) {
+    if (view.heatmap) return heatRows(view.section);
+    if (view.drill) return drillRows(view.section, state.drillTask[view.section] || 0);
+    return view.rows || [];
+  }
+
+  // --- charts ------------------------------------------------------------------------
+  function embed(view) {
+    var el = document.getElementById('chart-' + view.id);
+    if (!el || !view.spec) return Promise.resolve();
+    var spec = JSON.parse(JSON.stringify(view.spec));
+    spec.datasets = {rows: rowsOf(view)};
+    var opts = {actions: false, renderer: view.heatmap ? 'canvas' : 'svg', mode: 'vega-lite'};
+    if (state.embeds[view.id]) { state.embeds[view.id].finalize(); }
+    var p = window.vegaEmbed(el, spec, opts).then(function (res) {
+      state.embeds[view.id] = res;
+      el.setAttribute('data-rendered', '1');
+      if (view.heatmap && !R.heatmaps[view.section].binned) {
+        res.view.addEventListener('click', function (evt, item) {
+          if (item && item.datum && item.datum.task !== undefined) selectTask(view.section, item.datum.task);
+        });
+      }
+      return res;
+    }).catch(function (err) {
+      el.className += ' failed';
+      el.textContent = 'This chart could not be drawn: ' + String(err && err.message || err);
+      console.error(err);
+    });
+    return p;
+  }
+  function render(id) {
+    if (state.rendered[id]) return state.pending[id];
+    state.rendered[id] = true;
+    var view = views[id];
+    var box = document.getElementById('table-' + id);
+    if (box) renderTable(view, tableRowsOf(view), box);
+    state.pending[id] = embed(view);
+    return state.pending[id];
+  }
+  function renderAll() {
+    return Promise.all(R.views.map(function (v) { return render(v.id); }));
+  }
+  window.evalatlasRenderAll = renderAll;
+
+  // --- drill-down ----------------------------------------------------------------------
+  function selectTask(sid, name) {
+    var d = R.drills[sid];
+    var idx = d.tasks.indexOf(name);
+    if (idx < 0) return;
+    var sel = document.getElementById('pick-' + sid);
+    if (sel) sel.value = String(idx);
+    showTask(sid, idx);
+    var v = views[sid + '-drill'];
+    if (v) document.getElementById(v.id).scrollIntoView({behavior: 'smooth'});
+  }
+  function showTask(sid, idx) {
+    state.drillTask[sid] = idx;
+    var v = views[sid + '-drill'];
+    if (!v) return;
+    var box = document.getElementById('table-' + v.id);
+    box._all = false; box._sort = null;
+    renderTable(v, rowsOf(v), box);
+    if (state.rendered[v.id]) state.pending[v.id] = embed(v);
+  }
+  Object.keys(R.drills).forEach(function (sid) {
+    var sel = document.getElementById('pick-' + sid);
+    if (!sel) return;
+    R.drills[sid].tasks.forEach(function (t, i) {
+      var o = document.createElement('option');
+      o.value = String(i);
+      o.textContent = t;
+      sel.appendChild(o);
+    });
+    sel.addEventListener('change', function () { showTask(sid, parseInt(sel.value, 10)); });
+  });
+
+  // --- downloads -----------------------------------------------------------------------
+  function csvCell(x) {
+    if (x === null || x === undefined) return '';
+    var s = typeof x === 'object' ? JSON.stringify(x) : String(x);
+    if (/^[=+\-@\t\r]/.test(s) && typeof x !== 'number') s = "'" + s;  // no spreadsheet formulas
+    return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
+  function download(view, kind) {
+    var rows = rowsOf(view), text, type;
+    if (kind === 'json') {
+      text = JSON.stringify(rows, null, 1); type = 'application/json';
+    } else {
+      var fields = [];
+      rows.forEach(function (r) { Object.keys(r).forEach(function (k) { if (fields.indexOf(k) < 0) fields.push(k); }); });
+      text = [fields.map(csvCell).join(',')].concat(rows.map(function (r) {
+        return fields.map(function (f) { return csvCell(r[f]); }).join(',');
+      })).join('\r\n') + '\r\n';
+      type = 'text/csv';
+    }
+    var a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([text], {type: type}));
+    a.download = view.id.replace(/[^A-Za-z0-9_-]/g, '_') + '.' + kind;
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  }
+  document.addEventListener('click', function (evt) {
+    var t = evt.target;
+    if (t && t.getAttribute && t.getAttribute('data-download')) {
+      download(views[t.getAttribute('data-view')], t.getAttribute('data-download'));
+    }
+  });
+
+  // --- lazy drawing: what is on screen first, the rest as it scrolls into view --------------
+  if ('IntersectionObserver' in window) {
+    var io = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        if (e.isIntersecting) { io.unobserve(e.target); render(e.target.id); }
+      });
+    }, {rootMargin: '300px 0px'});
+    R.views.forEach(function (v) { var el = document.getElementById(v.id); if (el) io.observe(el); });
+  } else {
+    renderAll();
+  }
+})();

@@ -1,0 +1,720 @@
+"""Gather everything the HTML report shows, as one JSON-ready dict (no HTML here).
+
+Every number comes from the functions the CLI uses (summary, outcome summary, paired
+comparison, tiers, speedups, framework report) or from :mod:`evalatlas.metrics` /
+:mod:`evalatlas.stats`; this module selects, groups and sizes. Sizes matter because the
+report is one file: the agent x task heatmap is aggregated into task bins above
+``max_cells`` cells, the paired matrix covers the best ``max_matrix_agents`` agents, and
+the per-task drill-down covers at most ``max_drill_episodes`` episodes and
+``text_budget`` characters of agent text. Each cut is said in the section's ``notes``.
+
+Layout of the result (``schema`` ``evalatlas.report/1``)::
+
+    {title, generated, confidence, alpha, group_by, notes,
+     sections: [{id, title, benchmark, benchmark_size, leaderboard, pairs, heatmap,
+                 ability, drill, notes}],
+     tiers, speedups, frameworks}
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from evalatlas import __version__
+from evalatlas.metrics.outcomes import cost_of_pass
+from evalatlas.metrics.pareto import pareto_frontier
+from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
+from evalatlas.stats.standard_errors import mean_with_interval
+from evalatlas.store.db import Store
+from evalatlas.store.outcomes import outcome_summary
+from evalatlas.store.queries import group_expr, summary
+from evalatlas.text import json_safe
+
+SCHEMA = "evalatlas.report/1"
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What to report and how much of it fits in one file."""
+
+    title: str = "evalatlas report"
+    by: str = "agent"
+    experiment: tuple[str, ...] | None = None
+    confidence: float = 0.95
+    alpha: float = 0.05
+    max_cells: int = 30_000
+    max_matrix_agents: int = 20
+    max_drill_episodes: int = 30_000
+    text_limit: int = 160
+    text_budget: int = 120_000
+    sections_per_benchmark: bool = True
+
+
+def _f(x: Any) -> float | None:
+    """A finite float or None (NaN, None and infinities are not plottable numbers)."""
+    if x is None:
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+# --- selection ---------------------------------------------------------------------
+
+
+def _experiments(store: Store, experiment: Sequence[str] | None) -> list[dict[str, Any]]:
+    rows = store.query("""
+        SELECT experiment_id, experiment_name, coalesce(benchmark_name, '(unknown)') AS bench,
+               subset_n_tasks, labels FROM experiments ORDER BY experiment_id""")
+    seen = {r["experiment_id"] for r in rows}
+    orphans = store.query("SELECT DISTINCT experiment_id FROM episodes ORDER BY 1")
+    rows += [{"experiment_id": r["experiment_id"], "experiment_name": None,
+              "bench": "(unknown)", "subset_n_tasks": None, "labels": None}
+             for r in orphans if r["experiment_id"] not in seen]
+    if experiment:
+        wanted = set(experiment)
+        rows = [r for r in rows if r["experiment_id"] in wanted
+                or r["experiment_name"] in wanted]
+    return rows
+
+
+def _where(ids: Sequence[str] | None) -> tuple[str, list[Any]]:
+    if ids is None:
+        return "WHERE true", []
+    if not ids:
+        return "WHERE false", []
+    return f"WHERE e.experiment_id IN ({', '.join('?' for _ in ids)})", list(ids)
+
+
+# --- leaderboard ---------------------------------------------------------------------
+
+
+def leaderboard_rows(store: Store, by: str, ids: Sequence[str] | None,
+                     confidence: float) -> list[dict[str, Any]]:
+    """The rows of ``evalatlas summary --by BY --format json`` for these experiments.
+
+    Same functions and the same merge as the summary command, so the report's numbers
+    are the summary's numbers (a test checks this through the browser).
+    """
+    if ids is not None and not ids:
+        return []
+    exp = list(ids) if ids is not None else None
+    rows = summary(store, [by], experiment=exp, confidence=confidence)
+    outcomes = outcome_summary(store, by, experiment=exp, confidence=confidence)
+
+    def key(r: dict[str, Any]) -> Any:
+        return r.get("agent_id") if by == "agent" else r.get(by)
+
+    by_key = {key(o): o for o in outcomes}
+    for row in rows:
+        o = by_key.get(key(row))
+        if o is None:
+            continue
+        for k in ("success_rate_se_clustered", "success_rate_clustered_ci_low",
+                  "success_rate_clustered_ci_high", "min_attempts", "pass_at_k"):
+            if k in o:
+                row[k] = o[k]
+        for k, v in o.items():  # pass^k and whatever the outcome summary adds later
+            if k.startswith("pass_hat") or k.startswith("pass_pow"):
+                row[k] = v
+    return rows
+
+
+# --- per (group, task) aggregates ----------------------------------------------------
+
+
+@dataclass
+class _Cells:
+    """Per group x task: attempts with known outcome, successes, reward and cost sums."""
+
+    keys: list[str]
+    labels: list[str]
+    tasks: list[str]
+    known: np.ndarray       # (groups, tasks) int
+    succ: np.ndarray        # (groups, tasks) int
+    reward_sum: np.ndarray  # (groups, tasks) float
+    reward_n: np.ndarray
+    cost_sum: np.ndarray
+    cost_n: np.ndarray
+    ran: np.ndarray         # (groups, tasks) bool: any episode at all
+    episodes: np.ndarray    # (groups, tasks) int: all episodes, outcome known or not
+
+
+def _cells(store: Store, by: str, ids: Sequence[str] | None) -> _Cells:
+    _, key, disp = group_expr(by)
+    where, params = _where(ids)
+    arr = store.query_arrays(f"""
+        SELECT {key} AS k, e.task_id AS task, count(*) AS n_all, count(e.success) AS n,
+               sum(CASE WHEN e.success THEN 1 ELSE 0 END) AS c,
+               coalesce(sum(e.reward), 0) AS rs, count(e.reward) AS rn,
+               coalesce(sum(e.cost_usd), 0) AS cs, count(e.cost_usd) AS cn
+        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
+        {where} GROUP BY k, task
+    """, params)
+    labels = {r["k"]: r["label"] for r in store.query(f"""
+        SELECT {key} AS k, {disp} AS label FROM episodes e
+        LEFT JOIN experiments x USING (experiment_id) {where} GROUP BY k""", params)}
+    k_all = np.asarray(arr["k"], dtype=object)
+    t_all = np.asarray(arr["task"], dtype=object)
+    keys = sorted(set(k_all.tolist()), key=str)
+    tasks = sorted(set(t_all.tolist()), key=str)
+    ki = {k: i for i, k in enumerate(keys)}
+    ti = {t: i for i, t in enumerate(tasks)}
+    gi = np.fromiter((ki[k] for k in k_all), dtype=np.int64, count=k_all.size)
+    tj = np.fromiter((ti[t] for t in t_all), dtype=np.int64, count=t_all.size)
+    shape = (len(keys), len(tasks))
+
+    def grid(col: str, dtype: Any) -> np.ndarray:
+        g = np.zeros(shape, dtype=dtype)
+        g[gi, tj] = np.asarray(arr[col], dtype=dtype)
+        return g
+
+    ran = np.zeros(shape, dtype=bool)
+    ran[gi, tj] = True
+    return _Cells(keys=[str(k) for k in keys], labels=unique_labels(
+                      [str(labels[k]) for k in keys], [str(k) for k in keys]),
+                  tasks=[str(t) for t in tasks], known=grid("n", np.int64),
+                  succ=grid("c", np.int64), reward_sum=grid("rs", float),
+                  reward_n=grid("rn", np.int64), cost_sum=grid("cs", float),
+                  cost_n=grid("cn", np.int64), ran=ran, episodes=grid("n_all", np.int64))
+
+
+def unique_labels(labels: list[str], keys: list[str]) -> list[str]:
+    """Display names made unique: two agents called alike get their key's start appended
+    (a chart axis would otherwise merge them)."""
+    seen: dict[str, int] = {}
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+    return [f"{label} [{key[:8]}]" if seen[label] > 1 else label
+            for label, key in zip(labels, keys, strict=True)]
+
+
+def _cost_intervals(store: Store, by: str, ids: Sequence[str] | None,
+                    confidence: float) -> dict[str, tuple[float | None, float | None, float]]:
+    """group key -> (low, high, mean) of the cost per episode, tasks as clusters."""
+    _, key, _ = group_expr(by)
+    where, params = _where(ids)
+    arr = store.query_arrays(f"""
+        SELECT {key} AS k, dense_rank() OVER (ORDER BY e.task_id) AS task, e.cost_usd AS c
+        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
+        {where} AND e.cost_usd IS NOT NULL ORDER BY k
+    """, params)
+    k = np.asarray(arr["k"], dtype=object)
+    if k.size == 0:
+        return {}
+    cost = np.asarray(arr["c"], dtype=float)
+    task = np.asarray(arr["task"], dtype=np.int64)
+    change = np.flatnonzero(k[1:] != k[:-1]) + 1
+    out = {}
+    for a, b in zip(np.concatenate(([0], change)), np.concatenate((change, [k.size])),
+                    strict=True):
+        iv = mean_with_interval(cost[a:b], clusters=task[a:b], confidence=confidence)
+        lo, hi = _f(iv.low), _f(iv.high)
+        # a cost is never negative: the interval is clipped to the quantity's range
+        out[str(k[a])] = (None if lo is None else max(lo, 0.0), hi, float(iv.estimate))
+    return out
+
+
+# --- paired comparisons --------------------------------------------------------------
+
+
+def paired_numbers(sa: np.ndarray, sb: np.ndarray, confidence: float
+                   ) -> dict[str, Any]:
+    """Difference, interval and test for aligned per-task success means of A and B.
+
+    The rule of :func:`evalatlas.store.compare.compare_pair` with ``pair_by="task"`` (a
+    test checks they agree): ``paired_difference`` gives the difference and its interval;
+    when every value is 0 or 1 (one attempt per task) the p-value is McNemar's exact
+    test, otherwise Wilcoxon's. Taking aligned arrays instead of episodes makes an
+    agents x agents matrix affordable (no per-pair regrouping).
+    """
+    pd = paired_difference(sa, sb, confidence=confidence)
+    n = int(sa.size)
+    binary = n > 0 and bool(np.all(np.isin(sa, (0.0, 1.0))) and np.all(np.isin(sb, (0.0, 1.0))))
+    if binary:
+        test, p = "McNemar", mcnemar_test(sa.astype(bool), sb.astype(bool)).pvalue
+    else:
+        test, p = "Wilcoxon", pd.pvalue
+    return {"shared_tasks": n, "diff": pd.diff if n else None,
+            "diff_ci_low": _f(pd.low), "diff_ci_high": _f(pd.high), "test": test,
+            "p": _f(p)}
+
+
+def _pairs(cells: _Cells, order: list[int], opts: ReportOptions) -> dict[str, Any]:
+    """Paired comparison (A - B on shared tasks, Holm-adjusted) among the top agents.
+
+    A task's value for a side is its mean success over that side's attempts with a known
+    outcome; pairs are the tasks both sides ran (as ``evalatlas compare``).
+    """
+    limit = opts.max_matrix_agents
+    chosen = order[:limit]
+    notes = []
+    if len(order) > len(chosen):
+        notes.append(f"paired comparisons cover the {len(chosen)} agents with the highest "
+                     f"success rate (of {len(order)})")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(cells.known > 0, cells.succ / np.maximum(cells.known, 1), np.nan)
+    rows = []
+    for i, j in combinations(chosen, 2):
+        both = (cells.known[i] > 0) & (cells.known[j] > 0)
+        r = paired_numbers(rate[i][both], rate[j][both], opts.confidence)
+        rows.append({"a": cells.labels[i], "b": cells.labels[j], "a_key": cells.keys[i],
+                     "b_key": cells.keys[j], **r})
+    if len(rows) > 1:
+        adj = holm_adjust([r["p"] if r["p"] is not None else math.nan for r in rows])
+        for r, p in zip(rows, adj, strict=True):
+            r["p_holm"] = _f(p)
+    else:
+        for r in rows:
+            r["p_holm"] = r["p"]
+    for r in rows:
+        r["significant"] = bool(r["p_holm"] is not None and r["p_holm"] < opts.alpha
+                                and r["diff"])
+    return {"agents": [cells.labels[g] for g in chosen], "rows": rows, "notes": notes}
+
+
+# --- ordering: ATLAS fit when available, else success rates --------------------------
+
+
+def _atlas_fit(cells: _Cells) -> dict[str, Any] | None:
+    """Abilities, difficulties and drifted tasks from :mod:`evalatlas.atlas` if it fits.
+
+    The atlas package is optional at this layer: without it (or when the fit fails) the
+    report orders by success rate and says so.
+    """
+    try:
+        from evalatlas.atlas import report_fit  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    try:
+        return report_fit(cells.known, cells.succ, cells.labels, cells.tasks)
+    except Exception:  # a failed fit must not cost the whole report
+        return None
+
+
+def _rates(succ: np.ndarray, known: np.ndarray, axis: int) -> np.ndarray:
+    k = known.sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(k > 0, succ.sum(axis=axis) / np.maximum(k, 1), np.nan)
+
+
+# --- heatmap -------------------------------------------------------------------------
+
+_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _heatmap(cells: _Cells, a_order: list[int], t_order: list[int],
+             opts: ReportOptions, ordered_by: str, drift: set[str]) -> dict[str, Any]:
+    """Cells as a compact string, or task bins when there are more than ``max_cells``.
+
+    Unbinned: two base-36 characters per cell (successes, attempts with a known outcome),
+    ``--`` for a missing cell (never ran, or every outcome unknown) - missing is not a
+    failure. Binned: mean success of the bin's known cells in whole percent, -1 missing.
+    """
+    n_a, n_t = len(a_order), len(t_order)
+    known = cells.known[np.ix_(a_order, t_order)] if n_a and n_t else np.zeros((n_a, n_t),
+                                                                                 dtype=int)
+    succ = cells.succ[np.ix_(a_order, t_order)] if n_a and n_t else known
+    out: dict[str, Any] = {
+        "agents": [cells.labels[i] for i in a_order], "ordered_by": ordered_by,
+        "n_tasks": n_t, "binned": False, "notes": [],
+    }
+    if n_a * n_t <= opts.max_cells and (known.max(initial=0) <= 35):
+        out["tasks"] = [cells.tasks[j] for j in t_order]
+        out["drift"] = [cells.tasks[j] in drift for j in t_order]
+        codes = []
+        for i in range(n_a):
+            codes.append("".join("--" if known[i, j] == 0 else
+                                 _B36[succ[i, j]] + _B36[known[i, j]] for j in range(n_t)))
+        out["codes"] = codes
+        return out
+    bins = max(1, min(n_t, opts.max_cells // max(n_a, 1)))
+    edges = np.linspace(0, n_t, bins + 1).round().astype(int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(known > 0, succ / np.maximum(known, 1), np.nan)
+    values = []
+    labels = []
+    for b in range(bins):
+        lo, hi = edges[b], edges[b + 1]
+        if hi <= lo:
+            continue
+        labels.append(f"{cells.tasks[t_order[lo]]} .. {cells.tasks[t_order[hi - 1]]} "
+                      f"({hi - lo} tasks)")
+        block = rate[:, lo:hi]
+        cnt = np.sum(~np.isnan(block), axis=1)
+        with np.errstate(invalid="ignore"):
+            mean = np.where(cnt > 0, np.nansum(block, axis=1) / np.maximum(cnt, 1), np.nan)
+        values.append(mean)
+    mat = np.vstack(values).T if values else np.zeros((n_a, 0))
+    out.update({
+        "binned": True, "tasks": labels, "drift": [False] * len(labels),
+        "percent": [[-1 if math.isnan(v) else round(100 * v) for v in row] for row in mat],
+    })
+    out["notes"].append(
+        f"{n_a} x {n_t} = {n_a * n_t:,} cells are more than the {opts.max_cells:,} drawn: "
+        f"tasks are grouped into {len(labels)} bins of about {n_t // max(len(labels), 1)} "
+        f"consecutive tasks (in {ordered_by} order), each cell the mean success of the "
+        "bin's known cells")
+    return out
+
+
+# --- drill-down ----------------------------------------------------------------------
+
+
+def _trunc(text: str | None, limit: int) -> str | None:
+    if text is None:
+        return None
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
+           t_order: list[int], opts: ReportOptions) -> dict[str, Any]:
+    """Per-episode rows for the drill-down, for as many tasks as fit the budget.
+
+    Tasks are taken most discriminating first (largest spread of success across groups)
+    when not all fit; the page says how many are covered.
+    """
+    if not t_order:
+        return {"tasks": [], "groups": cells.labels, "errors": [], "sources": [],
+                "texts": [], "text_limit": opts.text_limit,
+                "episodes": {c: [] for c in "tanoerkcwsx"}, "notes": []}
+    n_eps = cells.episodes.sum(axis=0)
+    notes: list[str] = []
+    if n_eps.sum() <= opts.max_drill_episodes:
+        chosen = list(t_order)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN task: no spread
+            rate = np.where(cells.known > 0, cells.succ / np.maximum(cells.known, 1), np.nan)
+            spread = np.nan_to_num(np.nanstd(rate, axis=0), nan=-1.0) if rate.size else []
+        by_spread = sorted(range(len(cells.tasks)), key=lambda j: (-spread[j], cells.tasks[j]))
+        chosen, total = [], 0
+        for j in by_spread:
+            if total + n_eps[j] > opts.max_drill_episodes:
+                continue
+            chosen.append(j)
+            total += int(n_eps[j])
+        pos = {j: p for p, j in enumerate(t_order)}
+        chosen.sort(key=lambda j: pos[j])
+        notes.append(f"the drill-down covers {len(chosen):,} of {len(cells.tasks):,} tasks "
+                     f"({total:,} of {int(n_eps.sum()):,} episodes): the tasks whose "
+                     "success varies most across agents")
+    tasks = [cells.tasks[j] for j in chosen]
+    _, key, _ = group_expr(by)
+    where, params = _where(ids)
+    cols: dict[str, list[Any]] = {c: [] for c in "tanoerkcwsx"}
+    out = {"tasks": tasks, "groups": cells.labels, "errors": [], "sources": [], "texts": [],
+           "text_limit": opts.text_limit, "episodes": cols, "notes": notes}
+    if not tasks:
+        return out
+    # an Arrow table as a view: executemany inserts are slow in DuckDB
+    store.con.register("_report_tasks", pa.table({"task_id": tasks,
+                                                  "i": list(range(len(tasks)))}))
+    limit = opts.text_limit + 1
+    arr = store.query_arrays(f"""
+        SELECT {key} AS k, rt.i AS t, e.attempt, e.success, e.reward,
+               coalesce(e.error_type, CASE WHEN e.status <> 'completed' THEN e.status END)
+                   AS err,
+               coalesce(substr(e.output_text, 1, {limit}),
+                        substr(e.error_message, 1, {limit})) AS txt,
+               e.total_tokens, e.cost_usd, e.wall_time_s,
+               coalesce(e.source_file, x.source_file) AS source
+        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
+        JOIN _report_tasks rt ON rt.task_id = e.task_id
+        {where}
+        ORDER BY rt.i, k, e.attempt NULLS LAST, e.trajectory_id
+    """, params)
+    store.con.unregister("_report_tasks")
+    ki = {k: i for i, k in enumerate(cells.keys)}
+    cols["t"] = [int(t) for t in arr["t"]]
+    cols["a"] = [ki[str(k)] for k in arr["k"]]
+    cols["n"] = _ints(arr["attempt"])
+    success = _objects(arr["success"])
+    cols["o"] = [None if v is None else int(bool(v)) for v in success]
+    cols["r"] = [_round(v) for v in _objects(arr["reward"])]
+    cols["k"] = _ints(arr["total_tokens"])
+    cols["c"] = [_round(v) for v in _objects(arr["cost_usd"])]
+    cols["w"] = [_round(v) for v in _objects(arr["wall_time_s"])]
+    cols["e"], out["errors"] = _codes(_objects(arr["err"]))
+    cols["s"], out["sources"] = _codes(_objects(arr["source"]))
+    texts = [_trunc(v, opts.text_limit) for v in _objects(arr["txt"])]
+    budget, cut_text, seen = opts.text_budget, 0, set()
+    for i, text in enumerate(texts):
+        if text is None or text in seen:
+            continue
+        if len(text) > budget:
+            cut_text += 1
+            texts[i] = None
+            continue
+        budget -= len(text)
+        seen.add(text)
+    cols["x"], out["texts"] = _codes(texts)
+    if cut_text:
+        notes.append(f"agent text is left out for {cut_text:,} episodes: the report keeps "
+                     f"at most {opts.text_budget:,} characters of it")
+    return out
+
+
+def _objects(col: Any) -> list[Any]:
+    """A fetched column as Python values, masked (NULL) entries as None."""
+    if isinstance(col, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(col)
+        return [None if m else v for v, m in zip(col.data.tolist(), mask.tolist(),
+                                                  strict=True)]
+    return [None if isinstance(v, float) and math.isnan(v) else v
+            for v in np.asarray(col).tolist()]
+
+
+def _ints(col: Any) -> list[int | None]:
+    return [None if v is None else int(v) for v in _objects(col)]
+
+
+def _codes(values: list[Any]) -> tuple[list[int | None], list[str]]:
+    """Dictionary-encode strings (None and "" stay None): codes and the dictionary."""
+    d: dict[str, int] = {}
+    codes: list[int | None] = []
+    for v in values:
+        if v is None or v == "":
+            codes.append(None)
+            continue
+        code = d.get(v)
+        if code is None:
+            code = d[v] = len(d)
+        codes.append(code)
+    return codes, list(d)
+
+
+def _round(x: Any, digits: int = 6) -> float | None:
+    v = _f(x)
+    if v is None:
+        return None
+    if v.is_integer() and abs(v) < 2**53:
+        return int(v)  # "1" not "1.0": a large report is mostly such numbers
+    return float(f"{v:.{digits}g}")
+
+
+# --- one section ---------------------------------------------------------------------
+
+
+def _section(store: Store, sid: str, title: str, benchmark: str | None,
+             ids: Sequence[str] | None, size: int | None, opts: ReportOptions,
+             *, tasks_views: bool = True) -> dict[str, Any]:
+    """One block of the page. ``tasks_views`` False (the all-benchmarks block when each
+    benchmark has its own) leaves out the heatmap and drill-down: those are per
+    benchmark, and repeating them would double the file."""
+    by = opts.by
+    rows = leaderboard_rows(store, by, ids, opts.confidence)
+    cells = _cells(store, by, ids)
+    costs = _cost_intervals(store, by, ids, opts.confidence)
+    notes: list[str] = []
+    fit = _atlas_fit(cells) if cells.keys and cells.tasks else None
+    agent_rate = _rates(cells.succ, cells.known, axis=1)
+    task_rate = _rates(cells.succ, cells.known, axis=0)
+    if fit is not None:
+        ability = np.asarray(fit["ability"], dtype=float)
+        difficulty = np.asarray(fit["difficulty"], dtype=float)
+        a_order = sorted(range(len(cells.keys)),
+                         key=lambda i: (-np.nan_to_num(ability[i], nan=-np.inf),
+                                        cells.labels[i]))
+        t_order = sorted(range(len(cells.tasks)),
+                         key=lambda j: (np.nan_to_num(difficulty[j], nan=np.inf),
+                                        cells.tasks[j]))
+        ordered_by = "ATLAS ability and difficulty"
+        drift = set(fit.get("drifted_tasks") or [])
+    else:
+        a_order = sorted(range(len(cells.keys)),
+                         key=lambda i: (-np.nan_to_num(agent_rate[i], nan=-1.0),
+                                        cells.labels[i]))
+        t_order = sorted(range(len(cells.tasks)),
+                         key=lambda j: (-np.nan_to_num(task_rate[j], nan=-1.0),
+                                        cells.tasks[j]))
+        ordered_by = "success rate"
+        drift = set()
+    pairs = _pairs(cells, a_order, opts)
+    key_of = {(r.get("agent_id") if by == "agent" else r.get(by)): r for r in rows}
+    board = []
+    label_of = dict(zip(cells.keys, cells.labels, strict=True))
+    for r in rows:
+        k = r.get("agent_id") if by == "agent" else r.get(by)
+        c = costs.get(str(k))
+        known_cost_eps = r["episodes"] - r["cost_unknown_episodes"]
+        cost_ep = (r["total_cost_usd"] / known_cost_eps
+                   if r["total_cost_usd"] is not None and known_cost_eps else None)
+        cop = cost_of_pass(cost_ep, _f(r["success_rate"]))
+        board.append({
+            "name": label_of.get(str(k), str(r[by])), "key": str(k), "summary": r,
+            "coverage": (r["tasks"] / size) if size else None,
+            "cost_per_episode": cost_ep,
+            "cost_ci_low": c[0] if c else None, "cost_ci_high": c[1] if c else None,
+            "cost_per_success": cop if math.isfinite(cop) else None,
+            "cost_per_success_inf": cop == math.inf,
+        })
+    _mark_ties(board, pairs, key_of)
+    on = pareto_frontier([b["cost_per_episode"] for b in board],
+                         [_f(b["summary"]["success_rate"]) for b in board])
+    for b, f in zip(board, on, strict=True):
+        b["pareto"] = f
+    if not any(b["cost_per_episode"] is not None for b in board):
+        notes.append("no cost is known: the cost-accuracy view is empty")
+    heat = _heatmap(cells, a_order, t_order if tasks_views else [], opts, ordered_by,
+                    drift)
+    if fit is None and tasks_views:
+        heat["notes"].insert(0, "no ATLAS fit: rows and columns are ordered by success rate")
+    ability_rows = None
+    if fit is not None and fit.get("ability_ci_low") is not None:
+        ability_rows = [{"name": cells.labels[i], "ability": _f(fit["ability"][i]),
+                         "low": _f(fit["ability_ci_low"][i]),
+                         "high": _f(fit["ability_ci_high"][i])} for i in a_order]
+    return {
+        "id": sid, "title": title, "benchmark": benchmark, "benchmark_size": size,
+        "group_by": by, "leaderboard": board, "pairs": pairs, "heatmap": heat,
+        "ability": ability_rows,
+        "drill": _drill(store, by, ids, cells, t_order if tasks_views else [], opts),
+        "notes": notes,
+    }
+
+
+def _mark_ties(board: list[dict[str, Any]], pairs: dict[str, Any],
+               key_of: dict[Any, dict[str, Any]]) -> None:
+    """Rank = 1 + the number of agents shown to be better; ``tied_with`` = the others
+    it is not separated from.
+
+    Separated means: the Holm-adjusted paired test is significant when the pair was
+    compared, else the two success intervals do not overlap.
+    """
+    sig: dict[tuple[str, str], int] = {}
+    for p in pairs["rows"]:
+        if p["p_holm"] is None:
+            continue
+        s = 1 if p["significant"] and p["diff"] > 0 else (-1 if p["significant"] else 0)
+        sig[(p["a_key"], p["b_key"])] = s
+        sig[(p["b_key"], p["a_key"])] = -s
+
+    def better(x: dict[str, Any], y: dict[str, Any]) -> bool:
+        if (x["key"], y["key"]) in sig:
+            return sig[(x["key"], y["key"])] > 0
+        lx, hy = _f(x["summary"]["success_rate_ci_low"]), _f(y["summary"]["success_rate_ci_high"])
+        return lx is not None and hy is not None and lx > hy
+
+    for b in board:
+        b["rank"] = 1 + sum(1 for o in board if o is not b and better(o, b))
+        b["tied_with"] = [o["name"] for o in board if o is not b
+                          and not better(o, b) and not better(b, o)
+                          and _f(o["summary"]["success_rate"]) is not None]
+        b["tied"] = bool(b["tied_with"])
+
+
+# --- benchmark-specific views --------------------------------------------------------
+
+
+def _tiers(store: Store, experiment: Sequence[str] | None) -> dict[str, Any] | None:
+    from evalatlas.store.tiers import report_meta, tier_table
+    try:
+        rep = tier_table(store, experiment=list(experiment) if experiment else None)
+    except ValueError:
+        return None
+    if not rep.rows:
+        return None
+    return {"rows": rep.rows, "meta": report_meta(rep), "notes": rep.notes}
+
+
+def _speedups(store: Store, experiment: Sequence[str] | None,
+              confidence: float) -> dict[str, Any] | None:
+    from evalatlas.store.speedups import summarise, task_payloads
+    payloads = task_payloads(store, experiment=list(experiment) if experiment else None)
+    if not payloads:
+        return None
+    rows = summarise(payloads, "agent", confidence=confidence, resamples=1000)
+    levels = []
+    for r in rows:
+        for lv in (1, 2, 3, 4):
+            levels.append({"agent": r["agent"], "level": lv,
+                           "advantage": _f(r.get(f"agent_advantage_level{lv}"))})
+    return {"rows": rows, "levels": levels}
+
+
+def _frameworks(store: Store, confidence: float) -> list[dict[str, Any]] | None:
+    from evalatlas.report.frameworks import build_report
+    from evalatlas.store.frameworks import load_framework_data
+    data = load_framework_data(store)
+    if not data:
+        return None
+    out = []
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for d in data:
+        groups.setdefault((d.scenario, d.mode), []).append(d)
+    for (scenario, mode), ds in sorted(groups.items()):
+        rep = build_report(ds, confidence=confidence)
+        out.append({"scenario": scenario, "mode": mode, "frameworks": [
+            {"name": f["name"], **{k: f["scorecard"].get(k) for k in
+                                   ("capability", "efficiency", "developer_experience")},
+             "latency_p50": f["latency"]["p50"], "latency_p95": f["latency"]["p95"],
+             "avg_correctness": f["summary"]["avg_correctness"],
+             "correctness_ci_low": f["correctness_interval"].get("low"),
+             "correctness_ci_high": f["correctness_interval"].get("high"),
+             "n_questions": f["summary"]["n_questions"],
+             "total_cost_usd": f["summary"]["total_cost_usd"]}
+            for f in rep["frameworks"]], "notes": rep["notes"]})
+    return out
+
+
+# --- entry point ---------------------------------------------------------------------
+
+
+def build_report_data(store: Store, opts: ReportOptions | None = None) -> dict[str, Any]:
+    """Everything the report shows, JSON-ready (see the module docstring)."""
+    opts = opts or ReportOptions()
+    group_expr(opts.by)  # validates --by before any work
+    exps = _experiments(store, opts.experiment)
+    notes: list[str] = []
+    if opts.experiment and not exps:
+        raise ValueError("no experiment matches " + ", ".join(opts.experiment))
+    ids = [e["experiment_id"] for e in exps] if opts.experiment else None
+    benches: dict[str, list[dict[str, Any]]] = {}
+    for e in exps:
+        benches.setdefault(e["bench"], []).append(e)
+
+    def size(es: list[dict[str, Any]]) -> int | None:
+        ns = [int(e["subset_n_tasks"]) for e in es if e["subset_n_tasks"]]
+        return max(ns) if ns else None
+
+    sections = []
+    if len(benches) == 1:
+        name, es = next(iter(benches.items()))
+        sections.append(_section(store, "s0", name, name, ids, size(es), opts))
+    else:
+        sections.append(_section(store, "s0", "All benchmarks", None, ids, None, opts,
+                                 tasks_views=not opts.sections_per_benchmark))
+        if opts.sections_per_benchmark:
+            for n, (name, es) in enumerate(sorted(benches.items()), start=1):
+                sections.append(_section(store, f"s{n}", name, name,
+                                         [e["experiment_id"] for e in es], size(es), opts))
+    if not exps:
+        notes.append("the store has no episodes; run `evalatlas ingest PATH` first")
+    data = {
+        "schema": SCHEMA, "title": opts.title, "evalatlas_version": __version__,
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "confidence": opts.confidence, "alpha": opts.alpha, "group_by": opts.by,
+        "notes": notes, "sections": sections,
+        "tiers": _tiers(store, opts.experiment),
+        "speedups": _speedups(store, opts.experiment, opts.confidence),
+        "frameworks": _frameworks(store, opts.confidence),
+    }
+    # json_safe walks everything but the drill-down columns, which are built finite
+    drills = [s.pop("drill") for s in sections]
+    data = json_safe(data)
+    for s, d in zip(data["sections"], drills, strict=True):
+        s["drill"] = d
+    return data

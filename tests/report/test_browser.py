@@ -1,0 +1,196 @@
+"""The HTML report in a real browser: offline, drawn, equal to summary, inert to XSS.
+
+Each test writes a report with the CLI, opens it from file:// in headless Chromium with
+every non-file request aborted (and recorded), and checks what the page did.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_browser import leaderboard, open_report
+from typer.testing import CliRunner
+
+from evalatlas.cli.main import app
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+runner = CliRunner()
+
+
+def _cli(*args: str) -> str:
+    r = runner.invoke(app, list(args))
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def _assert_clean(opened: Any, url: str) -> None:
+    """No request but the page itself, no console error, every chart drawn with marks."""
+    assert opened.blocked == []
+    assert [u for u in opened.requests if not u.startswith(("data:", "blob:"))] == [url]
+    assert opened.console_errors == [] and opened.page_errors == []
+    assert opened.charts, "no chart in the report"
+    for c in opened.charts:
+        assert c["rendered"] and not c["failed"], c
+        assert c["svg_marks"] > 0 or c["canvas"] > 0, c
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("demo")
+    db = d / "demo.duckdb"
+    _cli("--db", str(db), "ingest", str(EXAMPLES))
+    out = d / "report.html"
+    _cli("--db", str(db), "report", "-o", str(out), "--title", "Demo")
+    return db, out
+
+
+def test_demo_report_offline_all_views_drawn(browser_context: Any,
+                                             demo_report: tuple[Path, Path]) -> None:
+    _, html = demo_report
+    opened = open_report(browser_context, html)
+    _assert_clean(opened, html.resolve().as_uri())
+    ids = {c["id"] for c in opened.charts}
+    for view in ("forest", "pairs", "cost", "heatmap", "drill"):
+        assert f"chart-s0-{view}" in ids
+    assert {"chart-tiers-pass", "chart-tiers-cost"} <= ids  # the demo has tier labels
+    assert opened.page.title() == "Demo"
+    opened.page.close()
+
+
+def _close(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_leaderboard_equals_summary_json(browser_context: Any,
+                                         demo_report: tuple[Path, Path]) -> None:
+    db, html = demo_report
+    summary = json.loads(_cli("--db", str(db), "summary", "--format", "json"))["rows"]
+    opened = open_report(browser_context, html, render_all=False)
+    shown = {r["name"]: r for r in leaderboard(opened.page, "s0-leaderboard")}
+    assert set(shown) == {r["agent"] for r in summary}
+    for s in summary:
+        row = shown[s["agent"]]
+        for field in ("tasks", "episodes", "success_rate", "mean_reward", "errors",
+                      "mean_tokens", "mean_wall_time_s"):
+            assert _close(row[field], s[field]), (s["agent"], field, row[field], s[field])
+        # the interval is shown beside the rate, exactly the summary's
+        lo, hi = s["success_rate_ci_low"], s["success_rate_ci_high"]
+        assert f"[{100 * lo:.1f}%, {100 * hi:.1f}%]" in row["text:success_rate"]
+        for k, v in s["pass_at_k"].items():
+            if k != "1":
+                assert _close(row[f"pass_at_{k}"], v["value"])
+        known = s["episodes"] - s["cost_unknown_episodes"]
+        assert _close(row["cost_per_episode"], s["total_cost_usd"] / known)
+    # sorting by a header reorders rows and keeps the numbers
+    opened.page.click("#table-s0-leaderboard th:nth-child(7) button")
+    resorted = leaderboard(opened.page, "s0-leaderboard")
+    rates = [r["success_rate"] for r in resorted]
+    assert rates == sorted(rates)
+    opened.page.close()
+
+
+XSS = [
+    '<script>window.__xss += 1</script>',
+    '</script><script>window.__xss += 1</script>',
+    '<img src=x onerror="window.__xss += 1">',
+    'javascript:window.__xss+=1',
+    '"\'><svg onload=alert(1)>',
+    '<!-- \u2028 \u2029 </SCRIPT >',
+    '{{constructor.constructor("alert(1)")()}}',
+]
+
+
+def _xss_store(tmp: Path) -> Path:
+    """A JSONL file whose agent names, task ids, outputs and errors are XSS payloads."""
+    lines = []
+    for a, payload in enumerate(XSS[:4]):
+        exp = f"xss{a}"
+        lines.append({"experiment_id": exp, "experiment_name": payload + f" exp{a}",
+                      "agent": {"agent_id": f"agent{a}", "name": payload + f" #{a}",
+                                "config_type": "X", "config": {}},
+                      "benchmark_name": XSS[4], "benchmark_version": "1",
+                      "benchmark_subset": {"name": XSS[6], "n_tasks": 6, "filter": None},
+                      "timestamp": 1763000000.0, "framework_name": "x",
+                      "framework_version": "1", "labels": {"tier": XSS[5]}})
+        for t in range(6):
+            ok = (t + a) % 3 != 0
+            lines.append({
+                "experiment_id": exp, "task_id": f"{XSS[t % len(XSS)]} t{t}",
+                "trajectory_id": f"tr{t}", "attempt": 0, "success": ok,
+                "reward": 1.0 if ok else 0.0, "status": "completed" if ok else "error",
+                "error_type": None if ok else XSS[(t + 1) % len(XSS)],
+                "error_message": None if ok else XSS[(t + 2) % len(XSS)],
+                "output_text": XSS[(t + 3) % len(XSS)] * 3,
+                "usage": {"total_tokens": 100 + t, "total_cost_usd": 0.01 * (a + 1)}})
+    src = tmp / 'evil"<img src=x onerror=alert(1)>.jsonl'
+    src.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    db = tmp / "xss.duckdb"
+    _cli("--db", str(db), "ingest", str(src))
+    quarantine = _cli("--db", str(db), "quarantine", "--format", "json")
+    assert json.loads(quarantine)["rows"] == []
+    return db
+
+
+def test_xss_corpus_runs_nothing(browser_context: Any, tmp_path: Path) -> None:
+    db = _xss_store(tmp_path)
+    html = tmp_path / "xss.html"
+    _cli("--db", str(db), "report", "-o", str(html), "--title", XSS[0])
+    text = html.read_text(encoding="utf-8")
+    for payload in XSS[:3]:
+        assert payload not in text  # never raw markup in the file
+    opened = open_report(browser_context, html)
+    _assert_clean(opened, html.resolve().as_uri())
+    page = opened.page
+    # open every drill-down task and hover every chart: still nothing runs
+    options = page.eval_on_selector_all("select option", "os => os.map(o => o.value)")
+    assert options
+    for value in options:
+        page.select_option("select", value)
+    for c in opened.charts:
+        page.hover(f"#{c['id']}")
+    page.wait_for_timeout(200)
+    assert opened.dialogs == []
+    assert page.evaluate("() => window.__xss") == 0
+    assert page.title() == XSS[0]  # shown as text, not run
+    body = page.evaluate("() => document.body.innerText")
+    assert "<script>window.__xss += 1</script> #0" in body  # the name, escaped, visible
+    assert page.evaluate("() => document.querySelectorAll('main script, main img, main svg "
+                         "[onload], main iframe').length") == 0
+    page.close()
+
+
+def test_fixture_formats_report(browser_context: Any, fixtures: Path,
+                                tmp_path: Path) -> None:
+    """Every fixture format in one store: one section per benchmark, all drawn offline."""
+    db = tmp_path / "fx.duckdb"
+    _cli("--db", str(db), "ingest", str(fixtures))
+    html = tmp_path / "fx.html"
+    _cli("--db", str(db), "report", "-o", str(html))
+    opened = open_report(browser_context, html)
+    _assert_clean(opened, html.resolve().as_uri())
+    ids = {c["id"] for c in opened.charts}
+    assert "chart-tiers-pass" in ids  # ProjectScylla
+    assert "chart-fc-levels" in ids  # FC-Eval
+    heatmaps = [i for i in ids if i.endswith("-heatmap")]
+    assert len(heatmaps) >= 6  # one per benchmark
+    headings = opened.page.eval_on_selector_all("h2", "hs => hs.map(h => h.textContent)")
+    assert headings[0] == "All benchmarks" and len(headings) >= 8
+    opened.page.close()
+
+
+def test_narrow_screen_no_horizontal_page_scroll(browser_context: Any,
+                                                 demo_report: tuple[Path, Path]) -> None:
+    """At 390 px the page itself does not scroll sideways (wide tables scroll in place)."""
+    _, html = demo_report
+    opened = open_report(browser_context, html, width=390, height=844)
+    _assert_clean(opened, html.resolve().as_uri())
+    overflow = opened.page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 1
+    opened.page.close()
