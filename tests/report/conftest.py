@@ -16,11 +16,13 @@ def upstream_reports() -> dict[str, Path]:
     return {p.stem.removeprefix("comparison_"): p for p in sorted(RESULTS.glob("*.md"))}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser_context(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """A headless system Chromium with a fresh profile, driven by Playwright.
 
     Skipped, with the reason printed (``-rs``), when Playwright or Chromium is missing.
+    Module-scoped: Playwright's sync API keeps an event loop running while it is open,
+    which would break later tests that call ``asyncio.run``.
     """
     from report_browser import LAUNCH_ARGS, find_chromium, why_no_browser
 

@@ -29,14 +29,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from evalatlas import __version__
+from evalatlas import __version__, api
 from evalatlas.metrics.outcomes import cost_of_pass
 from evalatlas.metrics.pareto import pareto_frontier
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
 from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
-from evalatlas.store.outcomes import outcome_summary
-from evalatlas.store.queries import group_expr, summary
+from evalatlas.store.queries import group_expr
 from evalatlas.text import json_safe
 
 SCHEMA = "evalatlas.report/1"
@@ -104,31 +103,13 @@ def leaderboard_rows(store: Store, by: str, ids: Sequence[str] | None,
                      confidence: float) -> list[dict[str, Any]]:
     """The rows of ``evalatlas summary --by BY --format json`` for these experiments.
 
-    Same functions and the same merge as the summary command, so the report's numbers
-    are the summary's numbers (a test checks this through the browser).
+    The same public call (:func:`evalatlas.api.summary`), so the report's numbers are the
+    summary's numbers (a browser test compares them).
     """
     if ids is not None and not ids:
         return []
     exp = list(ids) if ids is not None else None
-    rows = summary(store, [by], experiment=exp, confidence=confidence)
-    outcomes = outcome_summary(store, by, experiment=exp, confidence=confidence)
-
-    def key(r: dict[str, Any]) -> Any:
-        return r.get("agent_id") if by == "agent" else r.get(by)
-
-    by_key = {key(o): o for o in outcomes}
-    for row in rows:
-        o = by_key.get(key(row))
-        if o is None:
-            continue
-        for k in ("success_rate_se_clustered", "success_rate_clustered_ci_low",
-                  "success_rate_clustered_ci_high", "min_attempts", "pass_at_k"):
-            if k in o:
-                row[k] = o[k]
-        for k, v in o.items():  # pass^k and whatever the outcome summary adds later
-            if k.startswith("pass_hat") or k.startswith("pass_pow"):
-                row[k] = v
-    return rows
+    return api.summary(store, by, experiment=exp, confidence=confidence).to_dict()["rows"]
 
 
 # --- per (group, task) aggregates ----------------------------------------------------
@@ -620,35 +601,33 @@ def _mark_ties(board: list[dict[str, Any]], pairs: dict[str, Any],
 
 
 def _tiers(store: Store, experiment: Sequence[str] | None) -> dict[str, Any] | None:
-    from evalatlas.store.tiers import report_meta, tier_table
     try:
-        rep = tier_table(store, experiment=list(experiment) if experiment else None)
+        rep = api.tiers(store, experiment=list(experiment) if experiment else None)
     except ValueError:
         return None
     if not rep.rows:
         return None
-    return {"rows": rep.rows, "meta": report_meta(rep), "notes": rep.notes}
+    d = rep.to_dict()
+    return {"rows": d["rows"], "meta": {k: v for k, v in d.items()
+                                        if k not in ("rows", "notes", "schema")},
+            "notes": d.get("notes", [])}
 
 
 def _speedups(store: Store, experiment: Sequence[str] | None,
               confidence: float) -> dict[str, Any] | None:
-    from evalatlas.store.speedups import summarise, task_payloads
-    payloads = task_payloads(store, experiment=list(experiment) if experiment else None)
-    if not payloads:
+    res = api.speedups(store, experiment=list(experiment) if experiment else None,
+                       confidence=confidence, resamples=1000)
+    if not res.rows:
         return None
-    rows = summarise(payloads, "agent", confidence=confidence, resamples=1000)
-    levels = []
-    for r in rows:
-        for lv in (1, 2, 3, 4):
-            levels.append({"agent": r["agent"], "level": lv,
-                           "advantage": _f(r.get(f"agent_advantage_level{lv}"))})
+    rows = res.to_dict()["rows"]
+    levels = [{"agent": r["agent"], "level": lv,
+               "advantage": _f(r.get(f"agent_advantage_level{lv}"))}
+              for r in rows for lv in (1, 2, 3, 4)]
     return {"rows": rows, "levels": levels}
 
 
 def _frameworks(store: Store, confidence: float) -> list[dict[str, Any]] | None:
-    from evalatlas.report.frameworks import build_report
-    from evalatlas.store.frameworks import load_framework_data
-    data = load_framework_data(store)
+    data = api.framework_data(store)
     if not data:
         return None
     out = []
@@ -656,14 +635,14 @@ def _frameworks(store: Store, confidence: float) -> list[dict[str, Any]] | None:
     for d in data:
         groups.setdefault((d.scenario, d.mode), []).append(d)
     for (scenario, mode), ds in sorted(groups.items()):
-        rep = build_report(ds, confidence=confidence)
+        rep = api.compare_frameworks(ds, confidence=confidence)
         out.append({"scenario": scenario, "mode": mode, "frameworks": [
             {"name": f["name"], **{k: f["scorecard"].get(k) for k in
                                    ("capability", "efficiency", "developer_experience")},
              "latency_p50": f["latency"]["p50"], "latency_p95": f["latency"]["p95"],
              "avg_correctness": f["summary"]["avg_correctness"],
-             "correctness_ci_low": f["correctness_interval"].get("low"),
-             "correctness_ci_high": f["correctness_interval"].get("high"),
+             "correctness_ci_low": (f["correctness_interval"] or {}).get("low"),
+             "correctness_ci_high": (f["correctness_interval"] or {}).get("high"),
              "n_questions": f["summary"]["n_questions"],
              "total_cost_usd": f["summary"]["total_cost_usd"]}
             for f in rep["frameworks"]], "notes": rep["notes"]})
