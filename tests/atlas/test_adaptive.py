@@ -82,7 +82,7 @@ def test_cold_start_prior_is_wide_and_description_is_weak() -> None:
     _, _, _, bank = _calibrated_bank(2)
     th, cov = ability(bank, np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
     assert th[0] == 0.0 and cov[0, 0] == bank.priors.ability_sd ** 2
-    rate, lo, hi = predicted_rate(bank, np.zeros(0, dtype=np.int64), np.zeros(0),
+    _rate, lo, hi = predicted_rate(bank, np.zeros(0, dtype=np.int64), np.zeros(0),
                                   np.zeros(0), th, cov, np.arange(M))
     assert hi - lo > 0.4  # the population prior says little
     descr = ["ReAct agent on gpt-4o with bash tools", "claude sonnet with a planner",

@@ -80,7 +80,7 @@ def test_ipw_helps_when_selection_follows_difficulty() -> None:
 def test_ipw_cannot_fix_outcome_dependent_reporting() -> None:
     """Agents report 90% of their successes and 30% of their failures (not MAR): the
     difficulty-based propensity model leaves most of the bias in place."""
-    rng, theta, b, p, y = _world(3)
+    rng, _theta, _b, p, y = _world(3)
     truth = p.mean(1)
     mask = rng.random((N, M)) < np.where(y == 1, 0.9, 0.3)
     matrix = matrix_from_cells(_cells(mask, y))
