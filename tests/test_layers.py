@@ -227,3 +227,13 @@ def test_the_check_catches_a_violation() -> None:
     src, dst = LAYERS["store"], LAYERS["analysis"]
     assert not (dst < src or (dst == src and src in PEERS_ALLOWED))
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_store_computes_no_statistic() -> None:
+    """store/ is storage: no metrics, stats or analysis imports (pricing is allowed: costs
+    are completed at ingest)."""
+    bad = [f"{file}:{line}: {target}" for module, imports in GRAPH.items()
+           if _unit(module) == "store"
+           for target, file, line in imports
+           if _unit(target) in {"metrics", "stats", "analysis"}]
+    assert not bad, bad

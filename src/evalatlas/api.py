@@ -97,7 +97,8 @@ class Store(_db.Store):
     def quarantine(self) -> pd.DataFrame:
         """Rejected input: file, line, record, field, reason (the ``quarantine`` table)."""
         return self.con.execute(
-            "SELECT source_file, line, record, field, reason, batch_id FROM quarantine "
+            "SELECT source_file, line, record, field, reason, ingest_batch, rejected_at "
+            "FROM quarantine "
             "ORDER BY source_file, line").df()
 
 
