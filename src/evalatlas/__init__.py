@@ -87,6 +87,7 @@ __all__ = [
     "TierReport",
     "UsageSummary",
     "__version__",
+    "atlas",
     "compare",
     "compare_frameworks",
     "framework_data",

@@ -194,7 +194,19 @@ class _Objective:
     """Negative log-posterior and its gradient for one model on fixed cells."""
 
     def __init__(self, cells: Cells, model: ModelSpec, priors: Priors) -> None:
+        if model.kind != "mf" and cells.size and np.any(np.diff(cells.item) < 0):
+            # item-major order: item gathers become np.repeat and item sums
+            # np.add.reduceat (sequential, ~10x faster than take/bincount on big arrays)
+            order = np.argsort(cells.item, kind="stable")
+            cells = Cells(cells.agent[order], cells.item[order], cells.k[order],
+                          cells.n[order], cells.n_agents, cells.n_items,
+                          None if cells.weight is None else cells.weight[order])
         self.c = cells
+        if model.kind != "mf":
+            self.counts = np.bincount(cells.item, minlength=cells.n_items)
+            nz = np.flatnonzero(self.counts)
+            self.nz_items = nz
+            self.nz_starts = (np.cumsum(self.counts) - self.counts)[nz]
         self.model = model
         self.p = priors
         w = cells.weight
@@ -219,16 +231,23 @@ class _Objective:
             return self._f2(x)
         return self._fmf(x)
 
+    def _item_sum(self, w: np.ndarray) -> np.ndarray:
+        """Per-item sums of a per-cell array (cells are item-major)."""
+        out = np.zeros(self.M)
+        if self.nz_items.size:
+            out[self.nz_items] = np.add.reduceat(w, self.nz_starts)
+        return out
+
     def _f1(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        N, M, ai, ij = self.N, self.M, self.c.agent, self.c.item
+        N, ai = self.N, self.c.agent
         th, b = x[:N], x[N:]
-        eta = th[ai] - b[ij]
+        eta = th[ai] - np.repeat(b, self.counts)
         f, _, g = self._lik(eta)
         vt, vb = self.vt, self.p.difficulty_sd ** 2
         f += 0.5 * (th @ th / vt + b @ b / vb)
         grad = np.empty_like(x)
         grad[:N] = np.bincount(ai, g, N) + th / vt
-        grad[N:] = -np.bincount(ij, g, M) + b / vb
+        grad[N:] = -self._item_sum(g) + b / vb
         return f, grad
 
     def _buffers(self) -> list[np.ndarray]:
@@ -240,15 +259,14 @@ class _Objective:
         return self._buf
 
     def _f2(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        N, M, ai, ij = self.N, self.M, self.c.agent, self.c.item
+        N, M, ai = self.N, self.M, self.c.agent
         th, b, alt = x[:N], x[N:N + M], x[N + M:]
         al = alt - alt.mean()  # mean log-discrimination 0: the scale's identification
         a = np.exp(al)
         t1, t2, t3, t4 = self._buffers()
         np.take(th, ai, out=t1)
-        np.take(b, ij, out=t2)
-        np.subtract(t1, t2, out=t1)
-        np.take(a, ij, out=t2)  # t2 = a_j per cell
+        np.subtract(t1, np.repeat(b, self.counts), out=t1)
+        t2[:] = np.repeat(a, self.counts)  # t2 = a_j per cell
         eta = np.multiply(t1, t2, out=t3)  # t3 = eta
         # softplus(eta) = max(eta, 0) + log1p(exp(-|eta|)) -> t4
         np.abs(eta, out=t1)
@@ -268,8 +286,8 @@ class _Objective:
         ga = np.multiply(g, t2, out=t4)
         grad = np.empty_like(x)
         grad[:N] = np.bincount(ai, ga, N) + th / vt
-        grad[N:N + M] = -np.bincount(ij, ga, M) + b / vb
-        gal = np.bincount(ij, np.multiply(g, eta, out=t3), M) + al / va
+        grad[N:N + M] = -self._item_sum(ga) + b / vb
+        gal = self._item_sum(np.multiply(g, eta, out=t3)) + al / va
         grad[N + M:] = gal - gal.mean()
         return f, grad
 
@@ -427,7 +445,7 @@ def _fit(cells: Cells, model: ModelSpec, priors: Priors, seed: int, max_iter: in
 
         res = optimize.minimize(
             fun, x * scale, jac=True, method="L-BFGS-B",
-            options={"maxiter": max_iter, "maxcor": 20, "gtol": tol, "ftol": 1e-14,
+            options={"maxiter": max_iter, "maxcor": 20, "gtol": tol, "ftol": 1e-10,
                      "maxls": 50},
         )
         x = res.x / scale

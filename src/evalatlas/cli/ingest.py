@@ -30,6 +30,9 @@ def ingest(
     unknown_model_cost: Annotated[str, typer.Option(
         "--unknown-model-cost", help="'none' (default): tokens of a model without a price "
         "have an unknown cost; 'zero': $0, as the seeds do.")] = "none",
+    benchmark: Annotated[str | None, typer.Option(
+        "--benchmark", help="Name the benchmark of every ingested experiment (e.g. a py-irt "
+        "response matrix, otherwise named after its file).")] = None,
 ) -> None:
     """Ingest evaluation outputs into the store (idempotent, transactional, streaming)."""
     if unknown_model_cost not in ("none", "zero"):
@@ -52,7 +55,8 @@ def ingest(
 
             report = ingest_paths(store, paths, fmt=input_format, batch_size=batch_size,
                                   on_progress=on_progress,
-                                  unknown_model_cost=unknown_model_cost)
+                                  unknown_model_cost=unknown_model_cost,
+                                  benchmark=benchmark)
         db = store.path
     if json_out:
         typer.echo(json.dumps(report.as_dict(), indent=2))

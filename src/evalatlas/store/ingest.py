@@ -122,6 +122,7 @@ def ingest_paths(
     on_progress: Callable[[str, int], None] | None = None,
     fast: bool | None = None,
     unknown_model_cost: str = "none",
+    benchmark: str | None = None,
 ) -> IngestReport:
     """Ingest every recognised input under ``paths`` into ``store``.
 
@@ -131,6 +132,8 @@ def ingest_paths(
     least 8 MiB (None); a file it cannot prove clean goes through the exact path anyway.
     ``unknown_model_cost="zero"`` prices tokens of models without a known price at $0
     (the seeds' behaviour) instead of leaving the cost unknown.
+    ``benchmark``: name the benchmark (and subset) of every ingested experiment this
+    (e.g. a py-irt matrix, otherwise named after its file); disables the fast path.
     Returns counts and example problems.
     """
     if unknown_model_cost not in ("none", "zero"):
@@ -149,7 +152,7 @@ def ingest_paths(
         report.sources += 1
         if on_progress:
             on_progress(source, n_items)
-        if adapter.name == "jsonl" and (fast is True or (
+        if benchmark is None and adapter.name == "jsonl" and (fast is True or (
                 fast is None and path.stat().st_size >= FAST_PATH_MIN_BYTES)):
             batch.flush(report)
             try:
@@ -177,6 +180,11 @@ def ingest_paths(
                         item, source, batch.batch_id)
                     report.episodes += 1
                 elif isinstance(item, ExperimentRecord):
+                    if benchmark is not None:
+                        item = item.model_copy(update={
+                            "benchmark_name": benchmark,
+                            "benchmark_subset": item.benchmark_subset.model_copy(
+                                update={"name": benchmark})})
                     batch.experiments[item.experiment_id] = experiment_row(
                         item, source, batch.batch_id)
                     report.experiments += 1
