@@ -413,7 +413,8 @@ def fit_irt(
 
     ``estimate_ability_sd`` (1PL/2PL, at least 10 agents): the ability prior's sd is
     re-estimated by EM between L-BFGS runs (``sd^2 = mean(theta^2 + var(theta))`` with
-    the Laplace variances) until it moves less than 1%, which stops the joint mode from
+    the Laplace variances) until it moves less than 1% (or would move no ability by more
+    than ~0.1% of its posterior variance: large matrices), which stops the joint mode from
     shrinking the ability scale. 2PL results are then put on the scale where that sd
     is 1 (abilities and difficulties divided by it, discriminations multiplied);
     1PL keeps the Rasch logit scale (discrimination 1) and reports the sd in
@@ -457,7 +458,10 @@ def _fit(cells: Cells, model: ModelSpec, priors: Priors, seed: int, max_iter: in
         th, var = obj.ability_moments(x)
         new_sd = float(np.sqrt(np.mean((th - th.mean()) ** 2 + var)))
         new_sd = min(max(new_sd, 0.05), 20.0)
-        done = abs(new_sd - sd) <= 0.01 * sd
+        # refit only if the new prior would move some ability noticeably: the MAP moves
+        # by about var_i * |change of prior precision| * theta_i
+        impact = float(np.max(var)) * abs(1 / new_sd ** 2 - 1 / sd ** 2) if var.size else 0
+        done = abs(new_sd - sd) <= 0.01 * sd or impact < 1e-3
         sd = new_sd
         if done:
             break

@@ -106,7 +106,7 @@ def _print_fit(d: dict[str, Any], fmt: OutputFormat, output: Path | None) -> Non
         emit(json.dumps(json_safe(d), indent=2, allow_nan=False, ensure_ascii=False) + "\n",
              output)
         return
-    notes = _diag_notes(d["diagnostics"]) + list(d.get("notes", []))
+    notes = _diag_notes(d["diagnostics"]) + list(d.get("notes", [])) + _band_notes(d)
     agents = sorted(d["agents"], key=lambda r: -r["ability"])
     if fmt is OutputFormat.csv:
         emit(render(agents, AGENT_COLUMNS, fmt, schema="evalatlas.atlas.abilities/1"), output)
@@ -115,6 +115,21 @@ def _print_fit(d: dict[str, Any], fmt: OutputFormat, output: Path | None) -> Non
                   title=f"Abilities ({d['model']}, fit {d['fit_id']})", console=console,
                   notes=notes)
     emit(text, output)
+
+
+def _band_notes(d: dict[str, Any], limit: int = 10) -> list[str]:
+    """One line per (agent, benchmark) that ran fewer tasks than n_tasks: the band."""
+    partial = [r for r in d.get("coverage", [])
+               if r.get("n_tasks") and r["tasks_run"] < r["n_tasks"]]
+    out = [f"{r['agent']} on {r['benchmark']}: ran {r['tasks_run']} of {r['n_tasks']} tasks; "
+           f"success rate {fmt_value(r.get('success_rate_observed'))} on those, "
+           f"{fmt_value(r.get('success_rate_unreported_as_failures'))} (unreported = failures)"
+           f" to {fmt_value(r.get('success_rate_unreported_as_predicted'))} (= predicted)"
+           for r in partial[:limit]]
+    if len(partial) > limit:
+        out.append(f"... {len(partial) - limit} more partial runs (see --format json, "
+                   "coverage)")
+    return out
 
 
 def _stored(ctx: typer.Context, benchmark: list[str] | None) -> dict[str, Any]:
