@@ -78,3 +78,14 @@ def test_benchmark_filter_and_long_rows() -> None:
     assert long == [{"agent": "A", "agent_id": "a1", "benchmark": "other", "task_id": "x",
                      "task_version_hash": None, "cell": "success", "k": 1.0, "n": 1.0,
                      "value": 1.0}]
+
+
+def test_store_frame_column_names_accepted() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"agent_id": ["a", "b"], "agent_name": ["A", "B"],
+                          "benchmark_name": ["bench", "bench"], "task_id": ["t", "t"],
+                          "task_version_hash": [None, None], "success": [True, False],
+                          "reward": [1.0, 0.0]})
+    m = build_matrix(frame)
+    assert m.item_benchmark == ["bench"] and m.n_agents == 2
+    assert m.coverage[0]["n_tasks"] is None

@@ -82,8 +82,23 @@ class ResponseMatrix:
         return out
 
 
+_ALIASES = {"benchmark": "benchmark_name", "n_tasks": "subset_n_tasks",
+            "agent_description": "description"}
+"""Other names the same column has in store frames (``ea.open().episodes()``)."""
+
+
+def _names(frame: Any) -> set[str]:
+    if isinstance(frame, Mapping):
+        return set(frame)
+    if hasattr(frame, "column_names"):
+        return set(frame.column_names)
+    return set(frame.columns)
+
+
 def _column(frame: Any, name: str, length: int | None = None) -> list[Any]:
     """A column as a Python list, from a dict of sequences, a pyarrow table or pandas."""
+    if name not in _names(frame) and _ALIASES.get(name) in _names(frame):
+        name = _ALIASES[name]
     if isinstance(frame, Mapping):
         if name not in frame:
             if length is not None:
@@ -139,7 +154,9 @@ def build_matrix(
     drift: DriftMode = "split",
     benchmark: Sequence[str] | str | None = None,
 ) -> ResponseMatrix:
-    """Aggregate an episodes frame (columns :data:`EPISODE_COLUMNS`) into cells.
+    """Aggregate an episodes frame (columns :data:`EPISODE_COLUMNS`; ``benchmark_name``
+    and ``subset_n_tasks`` are accepted for ``benchmark`` and ``n_tasks``, so the frame of
+    ``ea.open(...).episodes()`` works) into cells.
 
     ``drift``: ``split`` (default) keeps each task version a separate item; ``merge``
     pools versions into one item per task (``task_version_hash`` null); ``refuse``
