@@ -1,20 +1,25 @@
 """The ``evalatlas`` command. Thin: parse arguments, call the library, render.
 
-Command groups live in sibling modules that define ``register(app)``; they are found by
-scanning this package, so a new command never edits this file.
+Command groups live in sibling modules that define ``register(app)``; a new command never
+edits this file. Start-up stays fast because those modules are not imported until their
+command runs: :mod:`evalatlas.cli.lazy` reads each module's ``register`` (without
+importing it) to learn the command names and their one-line help, and shows lightweight
+stubs in ``--help``.
+
+Global options (``--db`` and any other option of the root callback) may be given before
+or after the subcommand: ``evalatlas summary --db runs.duckdb`` works like
+``evalatlas --db runs.duckdb summary``.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-import evalatlas.cli as _pkg
-from evalatlas import __version__
+from evalatlas._version import __version__
+from evalatlas.cli.lazy import LazyGroup
 
 app = typer.Typer(
     name="evalatlas",
@@ -22,9 +27,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,
 )
-
-_NOT_COMMANDS = {"main", "render", "common"}
 
 
 def _version(value: bool) -> None:
@@ -47,19 +51,6 @@ def _root(
     ] = False,
 ) -> None:
     ctx.obj = {"db": db}
-
-
-def _register_all() -> None:
-    for info in sorted(pkgutil.iter_modules(_pkg.__path__), key=lambda i: i.name):
-        if info.name.startswith("_") or info.name in _NOT_COMMANDS:
-            continue
-        module = importlib.import_module(f"{_pkg.__name__}.{info.name}")
-        register = getattr(module, "register", None)
-        if callable(register):
-            register(app)
-
-
-_register_all()
 
 
 def main() -> None:

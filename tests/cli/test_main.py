@@ -1,0 +1,122 @@
+"""The root command: global options anywhere, lazy command registration, cheap start-up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from evalatlas.cli import lazy
+from evalatlas.cli.main import app
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+runner = CliRunner()
+HEAVY = ("duckdb", "numpy", "pyarrow", "pandas", "pydantic", "scipy")
+
+
+def _json(args: list[str], **kw) -> dict:
+    r = runner.invoke(app, args, **kw)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_db_option_before_or_after_the_subcommand(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.duckdb")
+    r = runner.invoke(app, ["ingest", str(EXAMPLES), "--db", db])
+    assert r.exit_code == 0, r.output
+    assert "3 experiments, 180 episodes" in r.output and Path(db).exists()
+    before = _json(["--db", db, "summary", "-f", "json"])
+    after = _json(["summary", "-f", "json", "--db", db])
+    equals_form = _json(["summary", f"--db={db}", "--format", "json"])
+    assert before == after == equals_form
+    assert {row["agent"] for row in after["rows"]} == {"planner-sonnet", "react-gpt-4o",
+                                                       "tiny-mini"}
+    # nested groups too, and global options on both sides of the command name
+    out = tmp_path / "eps.jsonl"
+    r = runner.invoke(app, ["export", "jsonl", str(out), "--db", db])
+    assert r.exit_code == 0, r.output
+    assert sum(1 for _ in out.open()) == 180
+
+
+def test_hoisting_leaves_subcommand_options_and_double_dash_alone() -> None:
+    group = typer.main.get_command(app)
+    ctx = group.make_context("evalatlas", ["--help"], resilient_parsing=True)
+    hoist = group.hoist_global_options
+    assert hoist(ctx, ["summary", "--by", "model", "--db", "x"]) == \
+        ["--db", "x", "summary", "--by", "model"]
+    assert hoist(ctx, ["--db", "a", "summary", "--db=b"]) == \
+        ["--db", "a", "--db=b", "summary"]
+    assert hoist(ctx, ["codequality", "--", "--db", "x"]) == ["codequality", "--", "--db", "x"]
+    assert hoist(ctx, ["no-such-command", "--db", "x"]) == ["no-such-command", "--db", "x"]
+
+
+def test_version_after_the_subcommand_and_unknown_command() -> None:
+    r = runner.invoke(app, ["summary", "--version"])
+    assert r.exit_code == 0 and r.stdout.startswith("evalatlas ")
+    r = runner.invoke(app, ["sumary"])
+    assert r.exit_code == 2 and "No such command" in r.output
+
+
+def test_manifest_matches_what_the_modules_register() -> None:
+    """The source reader finds exactly the commands (and help) importing would give."""
+    commands, opaque = lazy.manifest()
+    assert opaque == ()  # every command module's register() is understood
+    eager = typer.Typer()
+    for module in sorted({c.module for c in commands.values()}):
+        __import__(module, fromlist=["register"]).register(eager)
+    group = typer.main.get_group(eager)
+    assert set(group.commands) == set(commands)
+    assert {"summary", "compare", "ingest", "tiers", "export", "price"} <= set(commands)
+    for name, cmd in group.commands.items():
+        first = " ".join((cmd.help or "").strip().split("\n\n")[0].split())
+        assert commands[name].help == first, name
+
+
+def test_scan_module_declines_what_it_cannot_read(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("def register(app):\n    for n in ('a', 'b'):\n        app.command(n)(f)\n")
+    assert lazy.scan_module(f, "m") is None  # imported instead of guessed
+    f.write_text('def register(app):\n    app.command("x")(cmd)\n\n\n'
+                 'def cmd(a: int = 1) -> None:\n    """Do x.\n\n    More."""\n    pass\n')
+    assert lazy.scan_module(f, "m") == [lazy.CommandInfo("x", "m", "Do x.")]
+    f.write_text("X = 1\n")
+    assert lazy.scan_module(f, "m") == []
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys, json\n"
+                          "print(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, check=True)
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_version_and_help_import_no_command_module_nor_heavy_library() -> None:
+    for argv in (["--version"], ["--help"]):
+        code = ("import sys\nfrom evalatlas.cli.main import main\nsys.argv = ['evalatlas', "
+                + ", ".join(repr(a) for a in argv) + "]\ntry:\n    main()\n"
+                "except SystemExit:\n    pass")
+        mods = _modules_after(code)
+        assert not [m for m in mods if m.split(".")[0] in HEAVY], argv
+        assert "evalatlas.cli.summary" not in mods and "evalatlas.store" not in mods, argv
+
+
+def test_import_evalatlas_is_cheap_and_lazy() -> None:
+    mods = _modules_after("import evalatlas\nassert evalatlas.__version__")
+    assert not [m for m in mods if m.split(".")[0] in HEAVY]
+    mods = _modules_after("import evalatlas\nevalatlas.EpisodeRecord")
+    assert "evalatlas.records" in mods
+
+
+def test_ingest_of_small_inputs_does_not_import_pandas(tmp_path: Path) -> None:
+    code = ("import sys\nfrom evalatlas.cli.main import main\n"
+            f"sys.argv = ['evalatlas', '--db', {str(tmp_path / 's.duckdb')!r}, 'ingest', "
+            f"{str(EXAMPLES)!r}]\ntry:\n    main()\nexcept SystemExit as e:\n"
+            "    assert not e.code, e.code")
+    mods = _modules_after(code)
+    assert "pandas" not in mods
+    r = runner.invoke(app, ["--db", str(tmp_path / "s.duckdb"), "summary", "-f", "json"])
+    assert sum(row["episodes"] for row in json.loads(r.stdout)["rows"]) == 180
