@@ -52,6 +52,9 @@ def eee_cmd(
         help="source_organization_name: who ran the evaluation.")] = "unknown",
     relationship: Annotated[str, typer.Option(
         help="evaluator_relationship: " + ", ".join(RELATIONSHIPS) + ".")] = "third_party",
+    validate: Annotated[bool, typer.Option(
+        "--validate", help="Check the written files against the EEE 0.3.0 JSON Schemas "
+        "(needs evalatlas[eee]).")] = False,
 ) -> None:
     """Every Eval Ever 0.3.0 files: an aggregate and a samples file per experiment.
 
@@ -71,6 +74,19 @@ def eee_cmd(
         console.print(f"skipped {exp_id}: {reason}", highlight=False, markup=False)
     console.print(f"wrote {len(result.written)} EEE evaluations under {directory / 'data'}",
                   highlight=False, markup=False)
+    if validate:
+        from evalatlas.exports.eee_validate import validate_export
+        from evalatlas.extras import MissingExtraError
+
+        try:
+            problems = validate_export(directory)
+        except MissingExtraError as exc:
+            fail(str(exc))
+        for p in problems:
+            console.print(f"invalid: {p}", highlight=False, markup=False, soft_wrap=True)
+        if problems:
+            fail(f"{len(problems)} schema problem(s) in the export")
+        console.print("valid against the EEE 0.3.0 schemas", highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,7 +12,12 @@ import typer
 from evalatlas.cli.common import FormatOption, emit, fail
 from evalatlas.cli.render import Col, OutputFormat, render
 from evalatlas.errors import InputError
-from evalatlas.pricing import PriceBook, cost_from_price, normalise_model_name
+from evalatlas.pricing import (
+    PriceBook,
+    computed_cost_source,
+    cost_from_price,
+    normalise_model_name,
+)
 from evalatlas.pricing.tables import DEFAULT_PRESETS, PRESETS
 
 
@@ -46,6 +52,9 @@ def price_cmd(
         f"{', '.join(DEFAULT_PRESETS)}. Known: {', '.join(sorted(PRESETS))}.")] = None,
     no_library: Annotated[bool, typer.Option(
         "--no-library", help="Do not fall back to the genai-prices library.")] = False,
+    at: Annotated[str | None, typer.Option(
+        "--at", help="Date (YYYY-MM-DD, UTC) or ISO time the tokens were spent: the price in "
+        "force then. Default: now.")] = None,
     unknown_model_cost: Annotated[UnknownCost, typer.Option(
         "--unknown-model-cost", help="'none': an unknown model's cost is unknown; "
         "'zero': report $0 as the seeds do.")] = UnknownCost.none,
@@ -62,7 +71,15 @@ def price_cmd(
         book = PriceBook(prices, preset, library=not no_library)
     except (InputError, ValueError) as exc:
         fail(str(exc))
-    price = book.price_for(model)
+    when = None
+    if at is not None:
+        try:
+            when = datetime.fromisoformat(at)
+        except ValueError:
+            fail(f"--at must be a date such as 2025-01-15 or an ISO time, got {at!r}")
+        assert when is not None
+        when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    price = book.price_for(model, when)
     notes: list[str] = []
     row: dict[str, Any] = {
         "model": model,
@@ -73,7 +90,7 @@ def price_cmd(
     if price is None:
         cost = 0.0 if unknown_model_cost is UnknownCost.zero else None
         row.update({"source": None, "matched": None, "input_per_mtok": None,
-                    "output_per_mtok": None, "cache_read_per_mtok": None,
+                    "output_per_mtok": None, "cache_read_per_mtok": None, "valid_from": None,
                     "cache_write_per_mtok": None, "cost_usd": cost,
                     "cost_source": "unknown-model-zero" if cost == 0.0 else "unknown"})
         notes.append(f"no price known for {model!r}: cost is unknown"
@@ -84,9 +101,10 @@ def price_cmd(
             "source": price.source, "matched": price.matched,
             "input_per_mtok": price.input, "output_per_mtok": price.output,
             "cache_read_per_mtok": price.cache_read, "cache_write_per_mtok": price.cache_write,
+            "valid_from": price.valid_from.isoformat() if price.valid_from else None,
             "cost_usd": cost_from_price(price, input_tokens, output_tokens, cache_read,
                                         cache_write),
-            "cost_source": "computed",
+            "cost_source": computed_cost_source(price, when),
         })
         notes.extend(price.notes)
         if (cache_read and price.cache_read is None) or (cache_write and price.cache_write
@@ -95,6 +113,7 @@ def price_cmd(
     columns = [
         Col("model", "model", None, 0, "name"), Col("matched", "priced as", None, 2, "name"),
         Col("source", "source", None, 3),
+        Col("valid_from", "price from", None, 3.5),
         Col("input_per_mtok", "$/M in", lambda r: _rate(r["input_per_mtok"]), 4),
         Col("output_per_mtok", "$/M out", lambda r: _rate(r["output_per_mtok"]), 5),
         Col("cache_read_per_mtok", "$/M cache read",

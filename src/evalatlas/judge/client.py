@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from evalatlas.errors import EvalAtlasError
+from evalatlas.extras import require
 from evalatlas.judge.cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
 from evalatlas.pricing import fill_missing_cost
 from evalatlas.records.models import UsageSummary
@@ -217,7 +218,8 @@ class JudgeClient:
                     "the LLM judge needs OPENAI_API_KEY (or --judge-base-url for a local "
                     "server that needs no key)")
             api_key = "not-needed"  # local servers (vLLM, Ollama) ignore the key
-        import openai  # here, not at import: the SDK costs ~0.8 s of CLI start-up
+        # here, not at import: the SDK costs ~0.8 s of CLI start-up; an optional extra
+        openai = require("openai", "judge", "the LLM judge")
 
         self._client = openai.AsyncOpenAI(
             api_key=api_key, base_url=config.base_url, timeout=config.timeout_s,

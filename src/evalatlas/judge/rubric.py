@@ -39,6 +39,7 @@ import numpy as np
 import yaml
 
 from evalatlas.errors import InputError
+from evalatlas.extras import require
 from evalatlas.judge.client import JudgeClient, ValidationFailure, require_str
 from evalatlas.records.models import UsageSummary
 
@@ -264,7 +265,8 @@ def krippendorff_alpha_interval(matrix: Any) -> float | None:
     values = m[:, pairable]
     if np.unique(values[~np.isnan(values)]).size < 2:
         return None
-    import krippendorff  # here, not at import: it pulls in scipy (CLI start-up)
+    # here, not at import: it pulls in scipy (CLI start-up); an optional extra
+    krippendorff = require("krippendorff", "judge", "Krippendorff's alpha of rubric judges")
 
     alpha = krippendorff.alpha(reliability_data=m, level_of_measurement="interval")
     return float(alpha) if math.isfinite(alpha) else None

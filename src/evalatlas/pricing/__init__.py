@@ -17,11 +17,12 @@ write at $3/$15/$0.30/$3.75 gives $0.1303803, the Claude CLI's own figure.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from evalatlas.pricing.names import normalise_model_name
-from evalatlas.pricing.sources import ModelPrice, PriceBook, load_price_file
+from evalatlas.pricing.sources import ModelPrice, PriceBook, PricePeriod, load_price_file
 from evalatlas.records.models import UsageSummary
 
 UnknownModelCost = Literal["none", "zero"]
@@ -29,6 +30,8 @@ UnknownModelCost = Literal["none", "zero"]
 __all__ = [
     "ModelPrice",
     "PriceBook",
+    "PricePeriod",
+    "computed_cost_source",
     "configure",
     "cost_from_price",
     "cost_usd",
@@ -60,9 +63,22 @@ def configure(price_file: str | Path | None = None,
     return _DEFAULT
 
 
-def price_for(model: str | None, *, book: PriceBook | None = None) -> ModelPrice | None:
-    """Price of ``model`` (any spelling) and its source, or None when no source knows it."""
-    return (book or default_book()).price_for(model)
+def price_for(model: str | None, *, book: PriceBook | None = None,
+              at: datetime | None = None) -> ModelPrice | None:
+    """Price of ``model`` (any spelling; a ``provider/`` prefix picks that provider's
+    price) in force at ``at`` (default: now) and its source, or None when unknown."""
+    return (book or default_book()).price_for(model, at)
+
+
+def computed_cost_source(price: ModelPrice, at: datetime | None) -> str:
+    """The ``cost_source`` of a cost computed from tokens: which price, for which date.
+
+    ``computed: genai-prices 0.2.3 (openai) o3, price from 2025-06-10; for 2025-07-01``;
+    without a timestamp the price is today's and the text says so.
+    """
+    when = (f"for {at.astimezone(UTC).date().isoformat()}" if at is not None
+            else f"no timestamp, price of {datetime.now(tz=UTC).date().isoformat()}")
+    return f"computed: {price.describe()}; {when}"
 
 
 def cost_from_price(
@@ -93,6 +109,7 @@ def cost_usd(
     *,
     unknown_model_cost: UnknownModelCost = "none",
     book: PriceBook | None = None,
+    at: datetime | None = None,
 ) -> float | None:
     """Cost in USD of one usage, or None when the model's price is unknown.
 
@@ -103,7 +120,7 @@ def cost_usd(
     if unknown_model_cost not in ("none", "zero"):
         raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got "
                          f"{unknown_model_cost!r}")
-    price = price_for(model, book=book)
+    price = price_for(model, book=book, at=at)
     if price is None:
         return 0.0 if unknown_model_cost == "zero" else None
     return cost_from_price(price, input_tokens, output_tokens, cache_read_tokens,
@@ -116,12 +133,15 @@ def fill_missing_cost(
     *,
     unknown_model_cost: UnknownModelCost = "none",
     book: PriceBook | None = None,
+    at: datetime | float | None = None,
 ) -> UsageSummary:
     """Return ``usage`` with ``total_cost_usd`` computed from tokens when it is missing.
 
     Needs a model (``usage.model``, else ``default_model``) and at least one token count;
-    the copy has ``cost_source="computed"``. A reported cost is never replaced; with no
-    tokens, no model, or an unknown price the cost stays None (unless
+    the copy's ``cost_source`` is ``computed: <price and its date>; for <date>`` (see
+    :func:`computed_cost_source`). ``at``: when the tokens were spent (datetime or Unix
+    seconds, e.g. the episode's ``timestamp``), default now. A reported cost is never
+    replaced; with no tokens, no model, or an unknown price the cost stays None (unless
     ``unknown_model_cost="zero"``).
 
     Token convention of the record contract (cube-harness / LiteLLM, OpenAI style):
@@ -140,11 +160,16 @@ def fill_missing_cost(
     created = usage.cache_creation_tokens or 0
     prompt = prompt or 0
     uncached = prompt - cached - created if cached + created <= prompt else prompt
-    cost = cost_usd(model, uncached, completion or 0, cached, created,
-                    unknown_model_cost=unknown_model_cost, book=book)
-    if cost is None:
-        return usage
-    return usage.model_copy(update={"total_cost_usd": cost, "cost_source": "computed"})
+    when = datetime.fromtimestamp(at, tz=UTC) if isinstance(at, int | float) else at
+    price = price_for(model, book=book, at=when)
+    if price is None:
+        if unknown_model_cost != "zero":
+            return usage
+        return usage.model_copy(update={"total_cost_usd": 0.0,
+                                        "cost_source": "computed: unknown model, $0"})
+    cost = cost_from_price(price, uncached, completion or 0, cached, created)
+    return usage.model_copy(update={"total_cost_usd": cost,
+                                    "cost_source": computed_cost_source(price, when)})
 
 
 class _Queryable(Protocol):

@@ -38,6 +38,23 @@ def normalise_model_name(name: str) -> str:
     return s
 
 
+def split_provider(name: str) -> tuple[str | None, str]:
+    """``("groq", "llama-3.1-8b-instant")`` from ``groq/llama-3.1-8b-instant`` or
+    ``groq:llama-3.1-8b-instant``; ``(None, name)`` when there is no prefix.
+
+    The prefix is only a *candidate* provider: the price lookup uses it when the price
+    data knows a provider of that id, and otherwise ignores it (``accounts/...``).
+    The model part keeps the rest of the path (``openrouter/anthropic/claude-3.5-sonnet``
+    -> ``("openrouter", "anthropic/claude-3.5-sonnet")``).
+    """
+    s = str(name).strip().lstrip("@")
+    for sep in ("/", ":"):
+        head, found, tail = s.partition(sep)
+        if found and head and tail and not _TAG.match(tail.lower()):
+            return head.lower(), tail
+    return None, s
+
+
 def candidates(name: str) -> list[str]:
     """Lookup keys for ``name``, most specific first: normalised, then without a date."""
     key = normalise_model_name(name)

@@ -22,13 +22,22 @@ Keys are normalised like model names (:func:`evalatlas.pricing.names.normalise_m
 base prices per million tokens including cache read/write prices. Tiered prices
 (e.g. Anthropic's higher rate above 200k input tokens per request) use the base tier,
 because an episode's usage sums many requests and the tier applies per request.
+
+Two things the library knows that a bare model name loses: the **provider** (the same
+model costs differently at Groq and at Together; ``groq/llama-3.1-8b-instant`` is looked
+up at Groq, and only falls back to a provider-less match) and **when** (prices change:
+OpenAI's o3 fell from $10/$40 to $2/$8 per million on 2025-06-10). :meth:`PriceBook.
+price_for` takes the time the tokens were spent (``at``) and returns the price in force
+then, with ``valid_from`` (the date it took effect; None for the first listed price);
+:meth:`PriceBook.schedule` lists every period of a model for vectorised pricing. User
+files and presets have no dates: their price applies at any time.
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
@@ -37,7 +46,7 @@ from typing import Any
 import yaml
 
 from evalatlas.errors import InputError
-from evalatlas.pricing.names import candidates, normalise_model_name
+from evalatlas.pricing.names import candidates, normalise_model_name, split_provider
 from evalatlas.pricing.tables import DEFAULT_PRESETS, PRESETS
 
 
@@ -58,6 +67,39 @@ class ModelPrice:
     source: str
     matched: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    valid_from: date | None = None
+    """The date this price took effect (genai-prices start date); None: first listed."""
+
+    def describe(self) -> str:
+        """``genai-prices 0.2.3 (openai) o3, price from 2025-06-10`` (for ``cost_source``)."""
+        since = f"price from {self.valid_from.isoformat()}" if self.valid_from else (
+            "first listed price" if self.source.startswith("genai-prices") else "undated price")
+        return f"{self.source} {self.matched or self.model}, {since}"
+
+
+@dataclass(frozen=True)
+class PricePeriod:
+    """One entry of a model's price schedule (genai-prices' conditional prices).
+
+    Active when the time is on/after ``start_date`` (UTC) and, if ``daily_window`` is set,
+    inside that UTC time-of-day window (seconds since midnight, start inclusive, end
+    exclusive; it may wrap past midnight). Later periods take precedence, as in
+    genai-prices.
+    """
+
+    price: ModelPrice
+    start_date: date | None = None
+    daily_window: tuple[int, int] | None = None
+
+    def active(self, when: datetime) -> bool:
+        when = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+        if self.start_date is not None and when.date() < self.start_date:
+            return False
+        if self.daily_window is not None:
+            sec = when.hour * 3600 + when.minute * 60 + when.second
+            lo, hi = self.daily_window
+            return (lo <= sec < hi) if lo <= hi else (sec >= lo or sec < hi)
+        return True
 
 
 def _num(value: Any, file: Path, model: str, key: str, *, required: bool) -> float | None:
@@ -147,33 +189,76 @@ def _base(value: Any) -> float | None:
     return float(base) if base is not None else None
 
 
+def _seconds(t: Any) -> int:
+    from genai_prices.types import _utc_timetz  # the library's own UTC conversion
+
+    u = _utc_timetz(t)
+    return u.hour * 3600 + u.minute * 60 + u.second
+
+
 @lru_cache(maxsize=4096)
-def _genai_price(model: str) -> ModelPrice | None:
-    """Look ``model`` up in genai-prices' bundled snapshot; None if it is not there."""
+def _genai_schedule(model: str, provider: str | None) -> tuple[PricePeriod, ...] | None:
+    """Every price period genai-prices has for ``model`` (at ``provider`` when it knows
+    that provider and model), or None when it does not know the model."""
     try:
         import genai_prices
         from genai_prices import data_snapshot
     except ImportError:  # pragma: no cover - declared dependency
         return None
     snapshot = data_snapshot.get_snapshot()
-    try:
-        provider, info = snapshot.find_provider_model(model, None, None, None)
-        mp = info.get_prices(datetime.now(tz=UTC))
-    except (LookupError, ValueError):
+    found = None
+    if provider is not None:
+        try:
+            found = snapshot.find_provider_model(model, None, provider, None)
+        except (LookupError, ValueError):
+            found = None
+    if found is None:
+        try:
+            found = snapshot.find_provider_model(model, None, None, None)
+        except (LookupError, ValueError):
+            return None
+    prov, info = found
+    entries = ([(None, info.prices)] if not isinstance(info.prices, list)
+               else [(c.constraint, c.prices) for c in info.prices])
+    periods: list[PricePeriod] = []
+    for constraint, mp in entries:
+        inp = _base(getattr(mp, "input_mtok", None))
+        out = _base(getattr(mp, "output_mtok", None))
+        if inp is None or out is None:
+            continue
+        notes = []
+        if any(hasattr(getattr(mp, k, None), "tiers") for k in ("input_mtok", "output_mtok")):
+            notes.append("tiered prices: base tier used")
+        start = getattr(constraint, "start_date", None)
+        window = None
+        if hasattr(constraint, "start_time"):
+            window = (_seconds(constraint.start_time), _seconds(constraint.end_time))
+            notes.append("time-of-day price")
+        periods.append(PricePeriod(ModelPrice(
+            model=model, input=inp, output=out,
+            cache_read=_base(getattr(mp, "cache_read_mtok", None)),
+            cache_write=_base(getattr(mp, "cache_write_mtok", None)),
+            source=f"genai-prices {genai_prices.__version__} ({prov.id})",
+            matched=info.id, notes=tuple(notes), valid_from=start), start, window))
+    return tuple(periods) or None
+
+
+def in_force(periods: tuple[PricePeriod, ...] | list[PricePeriod], when: datetime
+             ) -> ModelPrice:
+    """The price of the last period active at ``when`` (the first period otherwise)."""
+    for period in reversed(periods):
+        if period.active(when):
+            return period.price
+    return periods[0].price
+
+
+def _genai_price(model: str, provider: str | None = None, when: datetime | None = None
+                 ) -> ModelPrice | None:
+    """The genai-prices price of ``model`` in force at ``when`` (default: now)."""
+    periods = _genai_schedule(model, provider)
+    if periods is None:
         return None
-    inp, out = _base(getattr(mp, "input_mtok", None)), _base(getattr(mp, "output_mtok", None))
-    if inp is None or out is None:
-        return None
-    notes = []
-    if any(hasattr(getattr(mp, k, None), "tiers") for k in ("input_mtok", "output_mtok")):
-        notes.append("tiered prices: base tier used")
-    return ModelPrice(
-        model=model, input=inp, output=out,
-        cache_read=_base(getattr(mp, "cache_read_mtok", None)),
-        cache_write=_base(getattr(mp, "cache_write_mtok", None)),
-        source=f"genai-prices {genai_prices.__version__} ({provider.id})",
-        matched=info.id, notes=tuple(notes),
-    )
+    return in_force(periods, when or datetime.now(tz=UTC))
 
 
 class PriceBook:
@@ -197,35 +282,49 @@ class PriceBook:
         for name in DEFAULT_PRESETS if presets is None else presets:
             self.tables.append(_preset_table(name))
         self.library = library
-        self._memo: dict[str, ModelPrice | None] = {}
+        self._memo: dict[str, tuple[PricePeriod, ...] | None] = {}
 
-    def price_for(self, model: str | None) -> ModelPrice | None:
-        """Price of ``model`` from the first source that knows it, else None (memoised:
-        ingest asks once per episode)."""
+    def price_for(self, model: str | None, at: datetime | None = None) -> ModelPrice | None:
+        """Price of ``model`` in force at ``at`` (default: now) from the first source that
+        knows it, else None. ``groq/llama-3.1-8b-instant`` is looked up at Groq."""
+        periods = self.schedule(model)
+        if periods is None:
+            return None
+        return in_force(periods, at or datetime.now(tz=UTC))
+
+    def schedule(self, model: str | None) -> tuple[PricePeriod, ...] | None:
+        """Every price period of ``model`` from the first source that knows it (memoised:
+        ingest asks once per model); None when no source knows it."""
         if not model or not str(model).strip():
             return None
         if model not in self._memo:
             self._memo[model] = self._lookup(model)
         return self._memo[model]
 
-    def _lookup(self, model: str) -> ModelPrice | None:
+    def _lookup(self, model: str) -> tuple[PricePeriod, ...] | None:
         keys = candidates(model)
         for table in self.tables:
             for key in keys:
                 if key in table:
-                    return self._fill_cache_prices(table[key], keys)
-        return self._library(keys)
+                    return (PricePeriod(self._fill_cache_prices(table[key], model)),)
+        return self._library(model)
 
-    def _library(self, keys: list[str]) -> ModelPrice | None:
+    def _library(self, model: str) -> tuple[PricePeriod, ...] | None:
         if not self.library:
             return None
-        for key in keys:
-            found = _genai_price(key)
+        provider, rest = split_provider(model)
+        if provider is not None:  # the provider's own listing first
+            for key in dict.fromkeys([rest, *candidates(rest)]):
+                found = _genai_schedule(key, provider)
+                if found is not None and f"({provider})" in found[0].price.source:
+                    return found
+        for key in candidates(model):
+            found = _genai_schedule(key, None)
             if found is not None:
                 return found
         return None
 
-    def _fill_cache_prices(self, price: ModelPrice, keys: list[str]) -> ModelPrice:
+    def _fill_cache_prices(self, price: ModelPrice, model: str) -> ModelPrice:
         """Complete a table entry that lacks cache prices from genai-prices, if it has them.
 
         The seed tables list input and output prices only; charging a cache read at the
@@ -233,7 +332,8 @@ class PriceBook:
         """
         if price.cache_read is not None and price.cache_write is not None:
             return price
-        lib = self._library(keys)
+        periods = self._library(model)
+        lib = in_force(periods, datetime.now(tz=UTC)) if periods else None
         if lib is None or (lib.cache_read is None and lib.cache_write is None):
             return price
         return replace(

@@ -92,8 +92,10 @@ class UsageSummary(Record):
     )
     reasoning_tokens: int | None = Field(None, ge=0, description="Extension; informational.")
     total_cost_usd: float | None = Field(None, ge=0, description="None when unknown, not 0.")
-    cost_source: Literal["reported", "computed"] | None = Field(
-        None, description="Extension: who produced total_cost_usd."
+    cost_source: str | None = Field(
+        None, pattern=r"^(reported|computed)(: .*)?$",
+        description="Extension: who produced total_cost_usd: 'reported' (the harness) or "
+        "'computed' from tokens, optionally followed by ': <price used and its date>'.",
     )
     n_llm_calls: int | None = Field(None, ge=0)
     model: str | None = Field(

@@ -2,14 +2,16 @@
 
 Episodes name their model in ``usage.model``; when they do not, the experiment's agent
 model applies, even if the experiment record arrives in a later batch. Episodes with
-tokens and a model but no cost are priced, and marked ``cost_source = 'computed'``.
+tokens and a model but no cost are priced at the price in force when they ran, and marked
+``cost_source = 'computed: <price and its date>; for <date>'``.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from evalatlas.pricing import cost_from_price, price_for
+from evalatlas.pricing import PricePeriod, cost_from_price, default_book
 
 
 class Store(Protocol):
@@ -43,38 +45,78 @@ def complete_batch(store: Store, batch_id: int, experiment_ids: list[str]) -> No
         _price_model(store, model, scope, params, getattr(store, "unknown_model_cost", "none"))
 
 
+_TS = """coalesce(e.timestamp, (SELECT x.timestamp FROM experiments x
+                                 WHERE x.experiment_id = e.experiment_id))"""
+"""When an episode's tokens were spent: its timestamp, else its experiment's (Unix s)."""
+
+
+def _active_sql(period: PricePeriod) -> str:
+    """SQL truth of ``period.active`` at the Unix time ``_TS`` (constants only)."""
+    parts = []
+    if period.start_date is not None:
+        start = datetime(period.start_date.year, period.start_date.month,
+                         period.start_date.day, tzinfo=UTC).timestamp()
+        parts.append(f"ts >= {start!r}")
+    if period.daily_window is not None:
+        lo, hi = period.daily_window
+        sec = "((ts % 86400) + 86400) % 86400"
+        parts.append(f"({sec} >= {lo} AND {sec} < {hi})" if lo <= hi
+                     else f"({sec} >= {lo} OR {sec} < {hi})")
+    return " AND ".join(parts) or "TRUE"
+
+
+def _period_sql(periods: tuple[PricePeriod, ...]) -> str:
+    """Index of the period in force at ``ts`` (last active wins; no time: the current)."""
+    now = datetime.now(tz=UTC)
+    current = max((i for i, p in enumerate(periods) if p.active(now)), default=0)
+    whens = " ".join(f"WHEN {_active_sql(p)} THEN {i}"
+                     for i, p in reversed(list(enumerate(periods))) if i > 0)
+    return f"CASE WHEN ts IS NULL THEN {current} {whens} ELSE 0 END"
+
+
 def _price_model(
     store: Store, model: str, scope: str, params: list[object], unknown_model_cost: str = "none"
 ) -> None:
     """The vectorised form of :func:`evalatlas.pricing.fill_missing_cost` for one model.
 
     Same token convention (uncached input = prompt - cached - creation, unless the cache
-    counts exceed prompt) and the price from :func:`price_for`; per-token coefficients
-    come from :func:`cost_from_price`, the single cost definition. Tests check equality
-    with ``fill_missing_cost``.
+    counts exceed prompt), the price in force when the episode ran (its ``timestamp``,
+    else its experiment's, else today) from the model's price schedule, and per-token
+    coefficients from :func:`cost_from_price`, the single cost definition. ``cost_source``
+    names the price and the date (:func:`computed_cost_source`'s text). Tests check
+    equality with ``fill_missing_cost``.
     """
-    price = price_for(model)
-    if price is None:
+    book = default_book()
+    periods = book.schedule(model)
+    where = f"""e.llm_model = ? AND e.cost_usd IS NULL
+          AND (e.prompt_tokens IS NOT NULL OR e.completion_tokens IS NOT NULL)
+          AND {scope}"""
+    if periods is None:
         if unknown_model_cost == "zero":  # the seeds' "$0 for unknown models", on request
             store.con.execute(f"""
-                UPDATE episodes e SET cost_source = 'computed', cost_usd = 0.0
-                WHERE e.llm_model = ? AND e.cost_usd IS NULL
-                  AND (e.prompt_tokens IS NOT NULL OR e.completion_tokens IS NOT NULL)
-                  AND {scope}""", [model, *params])
+                UPDATE episodes e SET cost_source = 'computed: unknown model, $0',
+                  cost_usd = 0.0 WHERE {where}""", [model, *params])
         return
-    p_in = cost_from_price(price, 1_000_000, 0) / 1_000_000
-    p_out = cost_from_price(price, 0, 1_000_000) / 1_000_000
-    p_cr = cost_from_price(price, 0, 0, 1_000_000) / 1_000_000
-    p_cw = cost_from_price(price, 0, 0, 0, 1_000_000) / 1_000_000
-    store.con.execute(f"""
-        UPDATE episodes e SET cost_source = 'computed', cost_usd = (
-          (CASE WHEN coalesce(e.cached_tokens, 0) + coalesce(e.cache_creation_tokens, 0)
-                     <= coalesce(e.prompt_tokens, 0)
-                THEN coalesce(e.prompt_tokens, 0) - coalesce(e.cached_tokens, 0)
-                     - coalesce(e.cache_creation_tokens, 0)
-                ELSE coalesce(e.prompt_tokens, 0) END) * ?
-          + coalesce(e.completion_tokens, 0) * ? + coalesce(e.cached_tokens, 0) * ?
-          + coalesce(e.cache_creation_tokens, 0) * ?)
-        WHERE e.llm_model = ? AND e.cost_usd IS NULL
-          AND (e.prompt_tokens IS NOT NULL OR e.completion_tokens IS NOT NULL)
-          AND {scope}""", [p_in, p_out, p_cr, p_cw, model, *params])
+    today = datetime.now(tz=UTC).date().isoformat()
+    period = _period_sql(periods)
+    for i, p in enumerate(periods):
+        price = p.price
+        coef = [cost_from_price(price, *unit) / 1_000_000 for unit in (
+            (1_000_000, 0), (0, 1_000_000), (0, 0, 1_000_000), (0, 0, 0, 1_000_000))]
+        label = f"computed: {price.describe()}; "
+        store.con.execute(f"""
+            UPDATE episodes e SET
+              cost_source = ? || (SELECT CASE WHEN ts IS NULL
+                  THEN 'no timestamp, price of ' || ?
+                  ELSE 'for ' || strftime(make_timestamp(CAST(ts * 1e6 AS BIGINT)), '%Y-%m-%d')
+                  END FROM (SELECT {_TS} AS ts)),
+              cost_usd = (
+              (CASE WHEN coalesce(e.cached_tokens, 0) + coalesce(e.cache_creation_tokens, 0)
+                         <= coalesce(e.prompt_tokens, 0)
+                    THEN coalesce(e.prompt_tokens, 0) - coalesce(e.cached_tokens, 0)
+                         - coalesce(e.cache_creation_tokens, 0)
+                    ELSE coalesce(e.prompt_tokens, 0) END) * ?
+              + coalesce(e.completion_tokens, 0) * ? + coalesce(e.cached_tokens, 0) * ?
+              + coalesce(e.cache_creation_tokens, 0) * ?)
+            WHERE {where} AND (SELECT {period} FROM (SELECT {_TS} AS ts)) = {i}""",
+            [label, today, *coef, model, *params])

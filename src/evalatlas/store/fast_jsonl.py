@@ -88,6 +88,8 @@ def _count_newlines(mm: mmap.mmap, chunk: int = 64 * 1024 * 1024) -> int:
 
 
 _NESTED = ("usage", "judge_usage", "verifier")
+_COST_SOURCE = "'(reported|computed)(: .*)?'"
+"""RE2 full match of a valid ``cost_source`` (the record contract's pattern)."""
 
 
 def _check_keys(con: duckdb.DuckDBPyConnection, src: str) -> None:
@@ -143,9 +145,9 @@ _CHECKS = f"""
       count(*) FILTER (WHERE success IS NOT NULL AND success <> (reward > 0))
         AS success_mismatch,
       count(*) FILTER (WHERE (usage.cost_source IS NOT NULL
-                              AND usage.cost_source NOT IN ('reported', 'computed'))
+                              AND NOT regexp_full_match(usage.cost_source, {_COST_SOURCE}))
                           OR (judge_usage.cost_source IS NOT NULL
-                              AND judge_usage.cost_source NOT IN ('reported', 'computed')))
+                              AND NOT regexp_full_match(judge_usage.cost_source, {_COST_SOURCE})))
         AS bad_cost_source,
       count(*) - count(DISTINCT (experiment_id, trajectory_id)) AS duplicates,
       count(*) FILTER (WHERE format_version < 1 OR format_version > {FORMAT_VERSION})

@@ -81,7 +81,8 @@ def summary_totals(
           count(e.total_tokens) AS token_episodes,
           sum(e.cost_usd) AS total_cost_usd,
           count(*) - count(e.cost_usd) AS cost_unknown_episodes,
-          sum(CASE WHEN e.cost_source = 'computed' THEN 1 ELSE 0 END) AS cost_computed_episodes,
+          count(*) FILTER (WHERE starts_with(e.cost_source, 'computed'))
+            AS cost_computed_episodes,
           avg(e.wall_time_s) AS mean_wall_time_s
         FROM episodes e LEFT JOIN experiments x USING (experiment_id)
         {where}

@@ -12,11 +12,17 @@ Sources are the retrieved chunks' documents, deduplicated in order (as upstream)
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import bm25s
-
+from evalatlas.extras import require
 from evalatlas.runner.protocol import Answer, QueryContext
+
+if TYPE_CHECKING:
+    import bm25s
+
+
+def _bm25s() -> Any:
+    return require("bm25s", "bench", "the bm25 example framework")
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP_WORDS = ("a an and are as at be by can do does for from how i in is it its of on or "
@@ -67,6 +73,7 @@ class BM25Framework:
         if not self.chunks:
             self.retriever = None
             return
+        bm25s = _bm25s()
         tokens = bm25s.tokenize([c for _, c in self.chunks], stopwords="en",
                                 show_progress=False)
         self.retriever = bm25s.BM25()
@@ -77,6 +84,7 @@ class BM25Framework:
         if self.retriever is None:
             return []
         k = min(self.top_k, len(self.chunks))
+        bm25s = _bm25s()
         q = bm25s.tokenize([question], stopwords="en", show_progress=False)
         if not q.vocab:
             return []
