@@ -108,6 +108,9 @@ COMMANDS = {
     "price": ["price", "anthropic/claude-3-7-sonnet-20250219", "--input", "1000",
               "--output", "500", "--cache-read", "10"],
     "codequality": ["codequality", str(REPO / "src" / "evalatlas" / "cli"), "--workers", "1"],
+    "atlas-abilities": ["atlas", "abilities"],
+    "atlas-items": ["atlas", "items"],
+    "atlas-estimate": ["atlas", "estimate", "tiny-mini"],
 }
 
 
