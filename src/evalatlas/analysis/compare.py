@@ -41,23 +41,31 @@ PairBy = Literal["task", "attempt"]
 
 
 def _grouped(data: dict[str, np.ndarray], pair_by: PairBy) -> dict[Any, tuple[float, ...]]:
-    """key -> (success mean, score mean (NaN-aware), cost mean (NaN-aware), n attempts)."""
+    """key -> (success mean, score mean (NaN-aware), cost mean (NaN-aware), n attempts).
+
+    Vectorised (one ``bincount`` per column): a Python loop of numpy calls per task cost
+    ~0.5 s per 5,000 tasks."""
     if pair_by == "attempt":
         keys = list(zip(data["task"].tolist(), data["attempt"].tolist(), strict=True))
     else:
         keys = data["task"].tolist()
-    groups: dict[Any, list[int]] = {}
-    for i, k in enumerate(keys):
-        groups.setdefault(k, []).append(i)
-    out = {}
-    for k, idx in groups.items():
-        ii = np.asarray(idx)
-        sc, co = data["score"][ii], data["cost"][ii]
-        out[k] = (float(data["success"][ii].mean()),
-                  float(np.nanmean(sc)) if np.any(~np.isnan(sc)) else math.nan,
-                  float(np.nanmean(co)) if np.any(~np.isnan(co)) else math.nan,
-                  float(ii.size))
-    return out
+    index: dict[Any, int] = {}
+    inverse = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64,
+                          count=len(keys))
+    m = len(index)
+    n = np.bincount(inverse, minlength=m).astype(float)
+    success = np.bincount(inverse, weights=np.asarray(data["success"], dtype=float),
+                          minlength=m) / np.where(n > 0, n, 1)
+    means = []
+    for col in ("score", "cost"):
+        v = np.asarray(data[col], dtype=float)
+        ok = ~np.isnan(v)
+        cnt = np.bincount(inverse[ok], minlength=m)
+        tot = np.bincount(inverse[ok], weights=v[ok], minlength=m)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means.append(np.where(cnt > 0, tot / np.where(cnt > 0, cnt, 1), np.nan))
+    return {k: (float(success[i]), float(means[0][i]), float(means[1][i]), float(n[i]))
+            for k, i in index.items()}
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:

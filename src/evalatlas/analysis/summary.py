@@ -18,8 +18,9 @@ Inputs are the grouped frames of :mod:`evalatlas.store.queries` and
 - cost: ``total_cost_usd`` sums the episodes whose cost is known and
   ``cost_unknown_episodes`` counts the others, so an unknown cost never reads as $0.
 
-The per-episode 0/1 outcomes the clustered SE needs are rebuilt from the per-task counts
-(exact: success is binary and order within a task does not matter).
+Clustered intervals come from per-task totals (count, sum, sum of squares) aggregated in
+DuckDB (:func:`~evalatlas.stats.standard_errors.clustered_mean_interval`): no per-episode
+row leaves the database.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import numpy as np
 from evalatlas.analysis.results import TableResult
 from evalatlas.metrics.outcomes import default_k_values, pass_at_k_counts
 from evalatlas.stats.intervals import wilson_interval
-from evalatlas.stats.standard_errors import mean_with_interval
+from evalatlas.stats.standard_errors import clustered_mean_interval, mean_with_interval
 
 
 @dataclass
@@ -106,13 +107,15 @@ def group_rows(
 def _mean_reward_intervals(
     arrays: dict[str, Any], n_keys: int, confidence: float,
 ) -> dict[tuple, tuple[float, float]]:
-    """group key -> (low, high) of mean reward, tasks as clusters, over known rewards."""
-    n = len(arrays.get("reward", ()))
+    """group key -> (low, high) of mean reward, tasks as clusters, over known rewards,
+    from the per-(group, task) totals of :func:`~evalatlas.store.queries.rewards_by_group`."""
+    n = len(arrays.get("n", ()))
     if n == 0:
         return {}
     cols = [np.asarray(arrays[f"k{i}"], dtype=object) for i in range(n_keys)]
-    reward = np.asarray(arrays["reward"], dtype=float)
-    task = np.asarray(arrays["task_code"], dtype=np.int64)
+    counts = np.asarray(arrays["n"], dtype=float)
+    sums = np.asarray(arrays["s"], dtype=float)
+    squares = np.asarray(arrays["q"], dtype=float)
     change = np.zeros(n, dtype=bool)
     for c in cols:
         change[1:] |= c[1:] != c[:-1]
@@ -122,8 +125,8 @@ def _mean_reward_intervals(
     for end in bounds:
         if end == start:
             continue
-        iv = mean_with_interval(reward[start:end], clusters=task[start:end],
-                                confidence=confidence)
+        iv = clustered_mean_interval(counts[start:end], sums[start:end], squares[start:end],
+                                     confidence=confidence)
         out[tuple(c[start] for c in cols)] = (iv.low, iv.high)
         start = end
     return out
@@ -153,13 +156,8 @@ def outcome_rows(
         n_task, c_task = n_all[a:b], c_all[a:b]
         n, c = int(n_task.sum()), int(c_task.sum())
         lo, hi = wilson_interval(c, n, confidence)
-        # per-episode 0/1 outcomes rebuilt from the counts (order inside a task is
-        # irrelevant to the clustered SE), task index as the cluster
-        task_of = np.repeat(np.arange(b - a), n_task)
-        succ = np.zeros(n)
-        first = np.concatenate(([0], np.cumsum(n_task)[:-1]))
-        succ[np.repeat(first, c_task) + _ranks(c_task)] = 1.0
-        clustered = mean_with_interval(succ, clusters=task_of, confidence=confidence)
+        # tasks as clusters; 0/1 outcomes, so a task's sum of squares is its successes
+        clustered = clustered_mean_interval(n_task, c_task, c_task, confidence=confidence)
         group_ks = ks if ks is not None else default_k_values(int(n_task.min()))
         row: dict[str, Any] = {
             by: labels[keys[a]], "episodes": n, "tasks": int(n_task.size),
@@ -193,15 +191,6 @@ def _pass_at_k(n_task: np.ndarray, c_task: np.ndarray, k: int,
         "ci_high": None if math.isnan(iv.high) else iv.high,
         "tasks": int(eligible.size),
     }
-
-
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    """0, 1, ..., count-1 for each count, concatenated (positions inside each task)."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.arange(total) - starts
 
 
 OUTCOME_FIELDS = ("success_rate_se_clustered", "success_rate_clustered_ci_low",

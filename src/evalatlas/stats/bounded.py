@@ -39,6 +39,7 @@ from evalatlas.stats.standard_errors import (
     _cluster_labels,
     clustered_standard_error,
     standard_error_clt,
+    t_quantile,
 )
 
 
@@ -66,17 +67,6 @@ def check_confidence(confidence: float) -> None:
     """ValueError unless ``0 < confidence < 1`` (0.95, not 95)."""
     if not isinstance(confidence, int | float) or not 0 < confidence < 1:
         raise ValueError(f"confidence must be a fraction in (0, 1), e.g. 0.95; got {confidence!r}")
-
-
-def t_quantile(confidence: float, df: float) -> float:
-    """Two-sided ``t`` quantile with ``df`` degrees of freedom (normal when ``df`` is inf)."""
-    if math.isinf(df):
-        from statistics import NormalDist
-
-        return NormalDist().inv_cdf(0.5 + confidence / 2)
-    from scipy.stats import t as t_dist  # here: scipy.stats costs ~1 s of CLI start-up
-
-    return float(t_dist.ppf(0.5 + confidence / 2, df))
 
 
 def wilson_effective_n(p: float, n_eff: float, z: float) -> tuple[float, float]:

@@ -108,13 +108,15 @@ def error_counts(
 def rewards_by_group(
     store: Store, by: list[str], *, experiment: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Known rewards as arrays ``k0..``, ``task_code`` (dense task number), ``reward``,
-    sorted by group (for the task-clustered interval of mean reward)."""
+    """Known rewards per (group, task) as arrays ``k0..``, ``n`` (count), ``s`` (sum),
+    ``q`` (sum of squares), sorted by group: what the task-clustered interval of mean
+    reward needs, one row per task rather than per episode."""
     _, keys, _, gb = _group_sql(by)
     where, params = experiment_filter(experiment)
     return store.query_arrays(f"""
-        SELECT {keys}, dense_rank() OVER (ORDER BY e.task_id) AS task_code, e.reward
+        SELECT {keys}, count(e.reward) AS n, sum(e.reward) AS s,
+               sum(e.reward * e.reward) AS q
         FROM episodes e LEFT JOIN experiments x USING (experiment_id)
         {where} {"AND" if where else "WHERE"} e.reward IS NOT NULL
-        ORDER BY {gb}
+        GROUP BY ALL ORDER BY {gb}
     """, params)
