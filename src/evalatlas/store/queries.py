@@ -114,7 +114,7 @@ def rewards_by_group(
     _, keys, _, gb = _group_sql(by)
     where, params = experiment_filter(experiment)
     return store.query_arrays(f"""
-        SELECT {keys}, count(e.reward) AS n, sum(e.reward) AS s,
+        SELECT {keys}, e.task_id AS task, count(e.reward) AS n, sum(e.reward) AS s,
                sum(e.reward * e.reward) AS q
         FROM episodes e LEFT JOIN experiments x USING (experiment_id)
         {where} {"AND" if where else "WHERE"} e.reward IS NOT NULL
