@@ -143,11 +143,11 @@ class Store:
         """Upsert ``rows``; every text cell is redacted first (store.redaction)."""
         if not rows:
             return
+        rows = redact_rows(table, columns, self._types(table), rows)
         if len(rows) <= SMALL_BATCH:
             self._insert_small(table, columns, rows)
             return
         schema = self._schema(table, columns)
-        rows = redact_rows(table, columns, self._types(table), rows)
         cols = list(zip(*rows, strict=True))
         arrays = [pa.array(list(col), type=schema.field(i).type) for i, col in enumerate(cols)]
         tbl = pa.Table.from_arrays(arrays, schema=schema)
