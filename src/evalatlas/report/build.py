@@ -369,8 +369,8 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
     """
     if not t_order:
         return {"tasks": [], "groups": cells.labels, "errors": [], "sources": [],
-                "texts": [], "text_limit": opts.text_limit,
-                "episodes": {c: [] for c in "tanoerkcwsx"}, "notes": []}
+                "texts": [], "text_limit": opts.text_limit, "offsets": [0],
+                "episodes": {c: [] for c in "anoerkcwsx"}, "notes": []}
     n_eps = cells.episodes.sum(axis=0)
     notes: list[str] = []
     if n_eps.sum() <= opts.max_drill_episodes:
@@ -395,9 +395,10 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
     tasks = [cells.tasks[j] for j in chosen]
     _, key, _ = group_expr(by)
     where, params = _where(ids)
-    cols: dict[str, list[Any]] = {c: [] for c in "tanoerkcwsx"}
+    cols: dict[str, list[Any]] = {c: [] for c in "anoerkcwsx"}
     out = {"tasks": tasks, "groups": cells.labels, "errors": [], "sources": [], "texts": [],
-           "text_limit": opts.text_limit, "episodes": cols, "notes": notes}
+           "text_limit": opts.text_limit, "offsets": [0] * (len(tasks) + 1),
+           "episodes": cols, "notes": notes}
     if not tasks:
         return out
     # an Arrow table as a view: executemany inserts are slow in DuckDB
@@ -419,11 +420,13 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
     """, params)
     store.con.unregister("_report_tasks")
     ki = {k: i for i, k in enumerate(cells.keys)}
-    cols["t"] = [int(t) for t in arr["t"]]
+    # rows come sorted by task: task j's episodes are offsets[j]:offsets[j + 1]
+    t_idx = np.asarray(arr["t"], dtype=np.int64)
+    out["offsets"] = np.searchsorted(t_idx, np.arange(len(tasks) + 1)).tolist()
     cols["a"] = [ki[str(k)] for k in arr["k"]]
     cols["n"] = _ints(arr["attempt"])
     success = _objects(arr["success"])
-    cols["o"] = [None if v is None else int(bool(v)) for v in success]
+    cols["o"] = [2 if v is None else int(bool(v)) for v in success]  # 2: unknown
     cols["r"] = [_round(v) for v in _objects(arr["reward"])]
     cols["k"] = _ints(arr["total_tokens"])
     cols["c"] = [_round(v) for v in _objects(arr["cost_usd"])]
@@ -462,17 +465,18 @@ def _ints(col: Any) -> list[int | None]:
     return [None if v is None else int(v) for v in _objects(col)]
 
 
-def _codes(values: list[Any]) -> tuple[list[int | None], list[str]]:
-    """Dictionary-encode strings (None and "" stay None): codes and the dictionary."""
+def _codes(values: list[Any]) -> tuple[list[int], list[str]]:
+    """Dictionary-encode strings: 0 for None or "", else 1 + the index in the dictionary
+    (one character per episode where "null" would take four)."""
     d: dict[str, int] = {}
-    codes: list[int | None] = []
+    codes: list[int] = []
     for v in values:
         if v is None or v == "":
-            codes.append(None)
+            codes.append(0)
             continue
         code = d.get(v)
         if code is None:
-            code = d[v] = len(d)
+            code = d[v] = len(d) + 1
         codes.append(code)
     return codes, list(d)
 

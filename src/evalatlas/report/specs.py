@@ -687,21 +687,25 @@ def view_rows(view: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any]
 
 
 def drill_rows(drill: dict[str, Any], task: int) -> list[dict[str, Any]]:
-    """Episode rows of one drill-down task (same expansion as the page's)."""
+    """Episode rows of one drill-down task (same expansion as the page's).
+
+    Episodes are stored sorted by task (``offsets``); outcome 0/1/2 is
+    failure/success/unknown; error, source and text are 0 (none) or 1 + an index into
+    their dictionaries.
+    """
     ep = drill["episodes"]
+
+    def lookup(kind: str, code: int) -> str | None:
+        return drill[kind][code - 1] if code else None
+
     out = []
-    for i, t in enumerate(ep["t"]):
-        if t != task:
-            continue
-        o = ep["o"][i]
+    for i in range(drill["offsets"][task], drill["offsets"][task + 1]):
         out.append({
             "agent": drill["groups"][ep["a"][i]], "attempt": ep["n"][i],
-            "outcome": "unknown" if o is None else ("success" if o else "failure"),
-            "reward": ep["r"][i],
-            "error": None if ep["e"][i] is None else drill["errors"][ep["e"][i]],
+            "outcome": ("failure", "success", "unknown")[ep["o"][i]],
+            "reward": ep["r"][i], "error": lookup("errors", ep["e"][i]),
             "tokens": ep["k"][i], "cost": ep["c"][i], "time": ep["w"][i],
-            "source": None if ep["s"][i] is None else drill["sources"][ep["s"][i]],
-            "text": None if ep["x"][i] is None else drill["texts"][ep["x"][i]]})
+            "source": lookup("sources", ep["s"][i]), "text": lookup("texts", ep["x"][i])})
     return out
 
 

@@ -132,16 +132,28 @@
     heatCache[sid] = rows;
     return rows;
   }
+  // drill-down episodes come gzip-packed (see packed_drills in html.py)
+  R.drills = {};
+  function unpackDrills() {
+    var el = document.getElementById('report-packed');
+    var b64 = el ? el.textContent.trim() : '';
+    if (!b64) return Promise.resolve();
+    var bin = atob(b64), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text().then(function (text) { R.drills = JSON.parse(text); });
+  }
+  var drillsReady = unpackDrills().then(function () { setupPickers(); });
+  var OUTCOMES = ['failure', 'success', 'unknown'];
   function drillRows(sid, task) {
-    var d = R.drills[sid], ep = d.episodes, out = [];
-    for (var i = 0; i < ep.t.length; i++) {
-      if (ep.t[i] !== task) continue;
-      var o = ep.o[i];
-      out.push({agent: d.groups[ep.a[i]], attempt: ep.n[i],
-        outcome: o === null ? 'unknown' : (o ? 'success' : 'failure'), reward: ep.r[i],
-        error: ep.e[i] === null ? null : d.errors[ep.e[i]], tokens: ep.k[i], cost: ep.c[i],
-        time: ep.w[i], source: ep.s[i] === null ? null : d.sources[ep.s[i]],
-        text: ep.x[i] === null ? null : d.texts[ep.x[i]]});
+    var d = R.drills[sid], out = [];
+    if (!d || !d.tasks.length) return out;
+    var ep = d.episodes;
+    function look(list, code) { return code ? list[code - 1] : null; }
+    for (var i = d.offsets[task]; i < d.offsets[task + 1]; i++) {
+      out.push({agent: d.groups[ep.a[i]], attempt: ep.n[i], outcome: OUTCOMES[ep.o[i]],
+        reward: ep.r[i], error: look(d.errors, ep.e[i]), tokens: ep.k[i], cost: ep.c[i],
+        time: ep.w[i], source: look(d.sources, ep.s[i]), text: look(d.texts, ep.x[i])});
     }
     return out;
   }
@@ -193,8 +205,11 @@
     state.rendered[id] = true;
     var view = views[id];
     var box = document.getElementById('table-' + id);
-    if (box) renderTable(view, tableRowsOf(view), box);
-    state.pending[id] = embed(view);
+    var ready = view.drill ? drillsReady : Promise.resolve();
+    state.pending[id] = ready.then(function () {
+      if (box) renderTable(view, tableRowsOf(view), box);
+      return embed(view);
+    });
     return state.pending[id];
   }
   function renderAll() {
@@ -205,6 +220,7 @@
   // --- drill-down ----------------------------------------------------------------------
   function selectTask(sid, name) {
     var d = R.drills[sid];
+    if (!d) return;
     var idx = d.tasks.indexOf(name);
     if (idx < 0) return;
     var sel = document.getElementById('pick-' + sid);
@@ -222,17 +238,19 @@
     renderTable(v, rowsOf(v), box);
     if (state.rendered[v.id]) state.pending[v.id] = embed(v);
   }
-  Object.keys(R.drills).forEach(function (sid) {
-    var sel = document.getElementById('pick-' + sid);
-    if (!sel) return;
-    R.drills[sid].tasks.forEach(function (t, i) {
-      var o = document.createElement('option');
-      o.value = String(i);
-      o.textContent = t;
-      sel.appendChild(o);
+  function setupPickers() {
+    Object.keys(R.drills).forEach(function (sid) {
+      var sel = document.getElementById('pick-' + sid);
+      if (!sel) return;
+      R.drills[sid].tasks.forEach(function (t, i) {
+        var o = document.createElement('option');
+        o.value = String(i);
+        o.textContent = t;
+        sel.appendChild(o);
+      });
+      sel.addEventListener('change', function () { showTask(sid, parseInt(sel.value, 10)); });
     });
-    sel.addEventListener('change', function () { showTask(sid, parseInt(sel.value, 10)); });
-  });
+  }
 
   // --- downloads -----------------------------------------------------------------------
   function csvCell(x) {
