@@ -88,10 +88,13 @@ def test_leaderboard_equals_summary_json(browser_context: Any,
         known = s["episodes"] - s["cost_unknown_episodes"]
         assert _close(row["cost_per_episode"], s["total_cost_usd"] / known)
     # sorting by a header reorders rows and keeps the numbers
-    opened.page.click("#table-s0-leaderboard th:nth-child(7) button")
+    opened.page.get_by_role("button", name="success [95% CI]").click()
     resorted = leaderboard(opened.page, "s0-leaderboard")
     rates = [r["success_rate"] for r in resorted]
     assert rates == sorted(rates)
+    tied = {r["name"]: r["text:tied"] for r in resorted}
+    assert tied["planner-sonnet"] == "≈ react-gpt-4o"  # the paired test does not separate
+    assert tied["react-gpt-4o"] == "≈ 2 others"
     opened.page.close()
 
 

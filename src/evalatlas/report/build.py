@@ -546,7 +546,13 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
             "cost_per_success": cop if math.isfinite(cop) else None,
             "cost_per_success_inf": cop == math.inf,
         })
-    _mark_ties(board, pairs, key_of)
+    if tasks_views:
+        _mark_ties(board, pairs, key_of)
+    else:  # agents of different benchmarks share no task: no rank across them
+        for b in board:
+            b["rank"], b["tied_with"], b["tied"] = None, [], False
+        notes.append("ranks and ties are given per benchmark, in the sections below: "
+                     "agents of different benchmarks are not compared")
     on = pareto_frontier([b["cost_per_episode"] for b in board],
                          [_f(b["summary"]["success_rate"]) for b in board])
     for b, f in zip(board, on, strict=True):

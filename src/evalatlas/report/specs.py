@@ -34,7 +34,9 @@ ACCENT = "#1f5fa8"
 GOOD = "#1a7f37"
 BAD = "#b42318"
 MUTED = "#8c959f"
-MISSING = "#e3e6ea"
+MISSING = "#c3c8ce"
+"""Missing cells: a neutral grey, unlike both ends (red, green) and the cream middle."""
+NOT_SIG = "#e6e8eb"
 
 CONFIG = {
     "font": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
@@ -105,8 +107,11 @@ def leaderboard_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for b in section["leaderboard"]:
         s = b["summary"]
+        tied = b["tied_with"]
         row = {"name": b["name"], "rank": b["rank"],
-               "tied": "≈ " + ", ".join(b["tied_with"]) if b["tied"] else ""}
+               "tied": ("" if not tied else f"≈ {tied[0]}" if len(tied) == 1
+                        else f"≈ {len(tied)} others"),
+               "tied_list": ", ".join(tied)}
         for k in ("experiments", "episodes", "tasks", "successes", "outcome_unknown_episodes",
                   "success_rate", "success_rate_ci_low", "success_rate_ci_high",
                   "success_rate_clustered_ci_low", "success_rate_clustered_ci_high",
@@ -130,8 +135,9 @@ def leaderboard_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
                                    else b["cost_per_success"])
         row["pareto"] = b["pareto"]
         rows.append(row)
-    rows.sort(key=lambda r: (r["rank"], -(r["success_rate"] if isinstance(
-        r["success_rate"], float | int) else -1), r["name"]))
+    rows.sort(key=lambda r: (r["rank"] if r["rank"] is not None else 0,
+                             -(r["success_rate"] if isinstance(r["success_rate"], float | int)
+                               else -1), r["name"]))
     return rows
 
 
@@ -141,7 +147,6 @@ def leaderboard_view(section: dict[str, Any], confidence: float) -> dict[str, An
     cols: list[dict[str, Any]] = [
         {"field": "rank", "title": "rank", "fmt": "int"},
         {"field": "name", "title": section["group_by"], "fmt": "name"},
-        {"field": "tied", "title": "not separated from", "fmt": "text"},
         {"field": "tasks", "title": "tasks", "fmt": "int"},
     ]
     if section.get("benchmark_size"):
@@ -151,6 +156,7 @@ def leaderboard_view(section: dict[str, Any], confidence: float) -> dict[str, An
         {"field": "episodes", "title": "episodes", "fmt": "int"},
         {"field": "success_rate", "title": f"success [{pct} CI]", "fmt": "pct",
          "lo": "success_rate_ci_low", "hi": "success_rate_ci_high"},
+        {"field": "tied", "title": "tied with", "fmt": "text", "tip": "tied_list"},
     ]
     ks = sorted({k[len("pass_at_"):] for r in rows for k in r
                  if k.startswith("pass_at_") and not k.endswith(("_low", "_high"))}, key=int)
@@ -172,8 +178,8 @@ def leaderboard_view(section: dict[str, Any], confidence: float) -> dict[str, An
         {"field": "errors", "title": "errors", "fmt": "int"},
     ]
     notes = ["rank = 1 + the number of rows shown to be better (Holm-adjusted paired test "
-             "where compared, else non-overlapping intervals); 'not separated from' lists "
-             "the rows it cannot be told apart from"]
+             "where compared, else non-overlapping intervals); 'tied with' counts the rows "
+             "it cannot be told apart from (hover for their names)"]
     if any(r["outcome_unknown_episodes"] for r in rows):
         notes.append("episodes with an unknown outcome are left out of success rates")
     if any(r["cost_unknown_episodes"] for r in rows):
@@ -256,7 +262,8 @@ def pairs_view(section: dict[str, Any], alpha: float) -> dict[str, Any] | None:
          "encoding": {"color": {"field": "verdict", "type": "nominal", "title": None,
                                 "scale": {"domain": ["row better", "column better",
                                                      "not significant"],
-                                          "range": ["#4d9a5b", "#d4765f", MISSING]}},
+                                          "range": ["#4d9a5b", "#d4765f", NOT_SIG]},
+                                "legend": {"orient": "bottom", "direction": "vertical"}},
                       "tooltip": tooltip}},
     ]
     if n <= 12:
@@ -378,8 +385,8 @@ def heatmap_view(section: dict[str, Any]) -> dict[str, Any] | None:
     if n_t > 40:
         x_axis.update({"labels": False, "ticks": False})
     else:
-        x_axis.update({"labelAngle": -50, "labelLimit": 90})
-    spec = _base(height={"step": 14 if n_a <= 60 else max(2, 840 // n_a)})
+        x_axis.update({"labelAngle": -90, "labelLimit": 90, "labelOverlap": "greedy"})
+    spec = _base(height={"step": 16 if n_a <= 50 else max(2, 800 // n_a)})
     enc = {"x": {"field": "task", "type": "nominal", "sort": None, "axis": x_axis},
            "y": {"field": "agent", "type": "nominal", "sort": None,
                  "axis": {"title": None, "labels": n_a <= 120}}}

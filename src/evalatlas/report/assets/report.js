@@ -94,6 +94,7 @@
           td.appendChild(s);
         }
         if (col.fmt === 'name' || col.fmt === 'path') td.title = FMT.text(row[col.field]);
+        if (col.tip && row[col.tip]) td.title = String(row[col.tip]);
         td.setAttribute('data-field', col.field);
         var raw = row[col.field];
         td.setAttribute('data-value', raw === null || raw === undefined ? '' : JSON.stringify(raw));
