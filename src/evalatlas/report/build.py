@@ -29,13 +29,22 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from evalatlas import __version__, api
+from evalatlas._version import __version__
+from evalatlas.analysis.frameworks import group_records
+from evalatlas.analysis.speedups import speedup_result, task_payloads
+from evalatlas.analysis.summary import group_rows, merge_outcomes, outcome_rows, summary_result
+from evalatlas.analysis.tiers import tier_table
 from evalatlas.metrics.outcomes import cost_of_pass
 from evalatlas.metrics.pareto import pareto_frontier
+from evalatlas.report.frameworks import build_report as build_framework_report
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
 from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
-from evalatlas.store.queries import group_expr
+from evalatlas.store.frameworks import load_framework_records
+from evalatlas.store.outcomes import task_outcome_counts
+from evalatlas.store.queries import error_counts, group_expr, rewards_by_group, summary_totals
+from evalatlas.store.speedups import load_speedup_rows
+from evalatlas.store.tiers import load_tier_runs
 from evalatlas.text import json_safe
 
 SCHEMA = "evalatlas.report/1"
@@ -103,13 +112,21 @@ def leaderboard_rows(store: Store, by: str, ids: Sequence[str] | None,
                      confidence: float) -> list[dict[str, Any]]:
     """The rows of ``evalatlas summary --by BY --format json`` for these experiments.
 
-    The same public call (:func:`evalatlas.api.summary`), so the report's numbers are the
-    summary's numbers (a browser test compares them).
+    The same store queries and analysis functions, composed as :func:`evalatlas.api.summary`
+    composes them (the report sits below the public API, so it cannot call it), so the
+    report's numbers are the summary's numbers: a browser test compares them.
     """
     if ids is not None and not ids:
         return []
     exp = list(ids) if ids is not None else None
-    return api.summary(store, by, experiment=exp, confidence=confidence).to_dict()["rows"]
+    groups = [by]
+    rows = group_rows(summary_totals(store, groups, experiment=exp),
+                      error_counts(store, groups, experiment=exp),
+                      rewards_by_group(store, groups, experiment=exp),
+                      groups, confidence=confidence)
+    counts, labels = task_outcome_counts(store, by, experiment=exp)
+    merge_outcomes(rows, outcome_rows(counts, labels, by, confidence=confidence), by)
+    return summary_result(rows, groups, confidence=confidence).to_dict()["rows"]
 
 
 # --- per (group, task) aggregates ----------------------------------------------------
@@ -612,7 +629,8 @@ def _mark_ties(board: list[dict[str, Any]], pairs: dict[str, Any],
 
 def _tiers(store: Store, experiment: Sequence[str] | None) -> dict[str, Any] | None:
     try:
-        rep = api.tiers(store, experiment=list(experiment) if experiment else None)
+        runs = load_tier_runs(store, "tier", list(experiment) if experiment else None)
+        rep = tier_table(runs, baseline="T0", label="tier")
     except ValueError:
         return None
     if not rep.rows:
@@ -625,8 +643,9 @@ def _tiers(store: Store, experiment: Sequence[str] | None) -> dict[str, Any] | N
 
 def _speedups(store: Store, experiment: Sequence[str] | None,
               confidence: float) -> dict[str, Any] | None:
-    res = api.speedups(store, experiment=list(experiment) if experiment else None,
-                       confidence=confidence, resamples=1000)
+    loaded = load_speedup_rows(store, experiment=list(experiment) if experiment else None)
+    payloads = task_payloads(loaded.episodes, loaded.measurements, loaded.bounds)
+    res = speedup_result(payloads, "agent", confidence=confidence, resamples=1000)
     if not res.rows:
         return None
     rows = res.to_dict()["rows"]
@@ -637,7 +656,8 @@ def _speedups(store: Store, experiment: Sequence[str] | None,
 
 
 def _frameworks(store: Store, confidence: float) -> list[dict[str, Any]] | None:
-    data = api.framework_data(store)
+    experiments, episodes = load_framework_records(store)
+    data = group_records(experiments, episodes)
     if not data:
         return None
     out = []
@@ -645,7 +665,7 @@ def _frameworks(store: Store, confidence: float) -> list[dict[str, Any]] | None:
     for d in data:
         groups.setdefault((d.scenario, d.mode), []).append(d)
     for (scenario, mode), ds in sorted(groups.items()):
-        rep = api.compare_frameworks(ds, confidence=confidence)
+        rep = build_framework_report(ds, confidence=confidence)
         out.append({"scenario": scenario, "mode": mode, "frameworks": [
             {"name": f["name"], **{k: f["scorecard"].get(k) for k in
                                    ("capability", "efficiency", "developer_experience")},
