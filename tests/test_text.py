@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import math
 
-from evalatlas.text import json_safe, md_escape
+import pytest
+
+from evalatlas.text import csv_cell, csv_line, json_safe, json_text_safe, md_escape, terminal_safe
 
 
 def test_md_escape_neutralises_tables_links_html_and_newlines() -> None:
@@ -18,3 +23,67 @@ def test_md_escape_neutralises_tables_links_html_and_newlines() -> None:
 def test_json_safe_maps_non_finite_numbers() -> None:
     assert json_safe({"a": math.nan, "b": [math.inf, -math.inf, 1.5]}) == {
         "a": None, "b": ["inf", "-inf", 1.5]}
+
+
+# --- terminal and CSV safety (hostile agent text) -------------------------------------
+
+HOSTILE_TERMINAL = {
+    "ansi colour": ("\x1b[31mRED\x1b[0m", "\\x1b[31mRED\\x1b[0m"),
+    "osc 8 hyperlink": ("\x1b]8;;http://evil\x07click\x1b]8;;\x07",
+                        "\\x1b]8;;http://evil\\x07click\\x1b]8;;\\x07"),
+    "osc 52 clipboard": ("\x1b]52;c;ZWNobyBwd25lZA==\x07", "\\x1b]52;c;ZWNobyBwd25lZA==\\x07"),
+    "window title": ("\x1b]0;pwned\x1b\\", "\\x1b]0;pwned\\x1b\\"),
+    "8-bit csi": ("\x9b2J", "\\x9b2J"),
+    "bare cr": ("safe\rEVIL", "safe\\x0dEVIL"),
+    "crlf": ("line1\r\nline2", "line1\nline2"),
+    "backspace": ("abc\x08\x08\x08xyz", "abc\\x08\\x08\\x08xyz"),
+    "nul and del": ("a\x00b\x7fc", "a\\x00b\\x7fc"),
+    "bidi override": ("user\u202etxt.exe", "user\\u202etxt.exe"),
+    "tab and newline kept": ("a\tb\nc", "a\tb\nc"),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_TERMINAL)
+def test_terminal_safe(case: str) -> None:
+    raw, shown = HOSTILE_TERMINAL[case]
+    out = terminal_safe(raw)
+    assert out == shown
+    assert not any((ord(c) < 32 and c not in "\t\n") or 0x7f <= ord(c) <= 0x9f for c in out)
+
+
+CSV_CELLS = {
+    "=HYPERLINK(\"http://evil\",\"x\")": "'=HYPERLINK(\"http://evil\",\"x\")",
+    "+cmd|' /C calc'!A0": "'+cmd|' /C calc'!A0",
+    "-2+3+cmd|' /C calc'!A0": "'-2+3+cmd|' /C calc'!A0",
+    "@SUM(1+1)*cmd|' /C calc'!A0": "'@SUM(1+1)*cmd|' /C calc'!A0",
+    "\t=1+1": "'\t=1+1",
+    "\r=1+1": "'\r=1+1",
+    "\uff1d1+1": "'\uff1d1+1",
+    "-0.5": "-0.5",
+    "+3": "+3",
+    "-1e-09": "-1e-09",
+    "-inf": "-inf",
+    "-": "'-",
+    "a=b": "a=b",
+    "\x1b[31mred": "\\x1b[31mred",
+}
+
+
+@pytest.mark.parametrize("raw", CSV_CELLS)
+def test_csv_cell_neutralises_formulas_but_not_negative_numbers(raw: str) -> None:
+    assert csv_cell(raw) == CSV_CELLS[raw]
+
+
+def test_csv_line_quotes_cr_lf_and_reads_back_as_one_row() -> None:
+    cells = ["a\rb", "c\nd", 'say "hi"', "x,y", -1.5, None, "=1+1"]
+    line = csv_line(cells)
+    assert line == '"a\rb","c\nd","say ""hi""","x,y",-1.5,,\'=1+1\n'
+    rows = list(csv.reader(io.StringIO(line + csv_line(["next"]), newline="")))
+    assert rows == [["a\rb", "c\nd", 'say "hi"', "x,y", "-1.5", "", "'=1+1"], ["next"]]
+
+
+def test_json_text_safe_escapes_c1_and_bidi_and_stays_json() -> None:
+    text = json.dumps({"a": "\x9b2J \u202e \x1b"}, ensure_ascii=False)
+    safe = json_text_safe(text)
+    assert "\x9b" not in safe and "\u202e" not in safe and "\x1b" not in safe
+    assert json.loads(safe) == {"a": "\x9b2J \u202e \x1b"}

@@ -1,4 +1,5 @@
-"""Text safety for output: strict-JSON values and Markdown escaping of agent-produced text.
+"""Text safety for output: strict-JSON values, Markdown, terminal and CSV escaping of
+agent-produced text.
 
 Shared by the CLI renderer and the reports (both must escape what agents wrote).
 """
@@ -6,6 +7,8 @@ Shared by the CLI renderer and the reports (both must escape what agents wrote).
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -35,3 +38,70 @@ _MD_SPECIAL = str.maketrans({
 def md_escape(text: str) -> str:
     """Escape agent-produced text for a Markdown table cell (no HTML, no links, one line)."""
     return str(text).translate(_MD_SPECIAL)
+
+
+# ---------------------------------------------------------------- terminal and CSV safety
+# C0 controls except tab and newline (so CR, ESC, BEL, backspace ...), DEL, C1 controls
+# (0x80-0x9f, incl. the 8-bit CSI and OSC), and the Unicode bidi overrides/isolates that
+# reorder what a reader sees ("Trojan source").
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every character that could drive a terminal shown as a visible
+    escape (``\\x1b``, ``\\r``-as-``\\x0d``, ``\\u202e``); tab and newline are kept, a CRLF
+    line end becomes LF. ANSI/OSC sequences (colours, cursor moves, hyperlinks, title
+    changes, clipboard writes) lose their ESC/CSI and print as plain text.
+    """
+    return _UNSAFE.sub(_visible, str(text).replace("\r\n", "\n"))
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf")
+
+
+def csv_cell(value: Any) -> Any:
+    """A spreadsheet-safe CSV cell (OWASP "CSV injection").
+
+    Rule: a text cell whose first character is ``=``, ``+``, ``-``, ``@``, tab or CR (or
+    their full-width forms) gets a leading ``'``, which spreadsheets show as text and
+    never evaluate, unless the whole cell is a plain number (``-0.5``, ``+3``, ``1e-9``,
+    ``-inf``): negative numbers stay numbers. Control characters other than tab, CR and
+    LF are made visible as in :func:`terminal_safe` (a CSV is often ``cat``-ed); CR and
+    LF are kept and the cell is quoted by :func:`csv_line`. Non-strings are returned
+    as they are.
+    """
+    if not isinstance(value, str):
+        return value
+    text = _UNSAFE.sub(lambda m: m.group() if m.group() == "\r" else _visible(m), value)
+    if text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text):
+        text = "'" + text
+    return text
+
+
+def csv_line(cells: Iterable[Any]) -> str:
+    """One RFC 4180 CSV line ending in ``\\n``: a cell holding ``,``, ``"``, CR or LF is
+    quoted (Python's csv module leaves a bare CR unquoted when lines end in LF, which
+    splits the row in most readers); ``None`` is empty. Cells go through
+    :func:`csv_cell`."""
+    out = []
+    for cell in cells:
+        text = "" if cell is None else str(csv_cell(cell))
+        if any(c in text for c in ',"\r\n'):
+            text = '"' + text.replace('"', '""') + '"'
+        out.append(text)
+    return ",".join(out) + "\n"
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_text_safe(text: str) -> str:
+    """JSON text with DEL, C1 controls and bidi overrides written as ``\\uXXXX`` escapes
+    (``json.dumps(..., ensure_ascii=False)`` escapes only C0); the JSON value is the same."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -6,7 +6,6 @@ Parse, call :mod:`evalatlas.atlas`, render. JSON output is the result's ``to_dic
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,8 @@ import typer
 from evalatlas.cli.common import FormatOption, OutputOption, console, db_path, emit, fail
 from evalatlas.cli.render import OutputFormat, fmt_value, render
 from evalatlas.errors import EvalAtlasError
-from evalatlas.text import json_safe
+from evalatlas.records.redact import redact_text
+from evalatlas.text import csv_line, json_safe
 
 atlas_app = typer.Typer(
     help="Agent x task matrix: item response theory, drift, cheap evaluation.",
@@ -262,19 +262,12 @@ def matrix_cmd(
             {c: pa.array([], pa.string()) for c in cols}), output)
     else:
         with output.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=cols, lineterminator="\n")
-            w.writeheader()
+            fh.write(csv_line(cols))  # formulas neutralised, CR/LF quoted (evalatlas.text)
             for r in rows:
-                w.writerow({k: _csv_cell(v) for k, v in r.items()})
+                fh.write(csv_line(redact_text(r[k]) if isinstance(r[k], str) else r[k]
+                                  for k in cols))
     console.print(f"wrote {len(rows):,} cells ({m.n_agents} agents x {m.n_items} items) "
                   f"to {output}", markup=False, highlight=False)
-
-
-def _csv_cell(v: Any) -> Any:
-    """Spreadsheet-safe: a text cell starting with = + - @ is prefixed with a quote."""
-    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + v
-    return v
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from evalatlas.cli.common import FormatOption, OutputOption, emit, err_console, fail
-from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, render, safe_text
 from evalatlas.codequality import FRAMEWORK_PREFIXES, analyse_path
 
 
@@ -46,7 +46,8 @@ def codequality_cmd(
     result = analyse_path(path, framework_prefixes=prefixes, workers=workers,
                           exclude=exclude or ())
     for p in result.problems:
-        err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", markup=True, highlight=False)
+        err_console.print(f"[yellow]skipped:[/] {escape(safe_text(p))}", markup=True,
+                          highlight=False)
     rows: list[dict[str, Any]] = [] if totals_only else [dict(r) for r in result.files]
     rows.append({"path": "(total)",
                  **result.totals})

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from evalatlas.cli.render import OutputFormat
+from evalatlas.cli.render import OutputFormat, safe_text
 from evalatlas.errors import EvalAtlasError
 from evalatlas.store.db import Store, resolve_db_path
 
@@ -41,7 +41,8 @@ def open_store(ctx: typer.Context, *, read_only: bool = False) -> Store:
 
 def fail(message: str, code: int = 2) -> None:
     """Print ``error: message`` to stderr (message escaped: it may quote input) and exit."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(safe_text(message))}", markup=True,
+                      highlight=False)
     raise typer.Exit(code)
 
 

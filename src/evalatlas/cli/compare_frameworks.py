@@ -17,7 +17,7 @@ from evalatlas.adapters.frameworks import Scenario, load_scenario
 from evalatlas.analysis.frameworks import FrameworkData, group_records
 from evalatlas.api import compare_frameworks, framework_data
 from evalatlas.cli.common import OutputOption, emit, err_console, fail, open_store
-from evalatlas.cli.render import Col, OutputFormat, render
+from evalatlas.cli.render import Col, OutputFormat, render, safe_text
 from evalatlas.errors import InputError, Problem
 from evalatlas.metrics.scorecard import MODES
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
@@ -117,7 +117,7 @@ def compare_frameworks_cmd(
             data = framework_data(store, scenario=scenario, mode=mode,
                                   frameworks=framework, scenario_def=scenario_def)
     for p in problems:
-        err_console.print(f"[yellow]skipped:[/] {escape(str(p))}", markup=True,
+        err_console.print(f"[yellow]skipped:[/] {escape(safe_text(p))}", markup=True,
                           highlight=False)
     if not data:
         fail("no framework results found" + (" in the given files" if results_files else

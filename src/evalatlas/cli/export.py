@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from evalatlas.cli.common import console, fail, open_store
+from evalatlas.cli.render import safe_text
 from evalatlas.exports.eee import RELATIONSHIPS, export_eee
 from evalatlas.store.export import export_jsonl, export_parquet
 
@@ -68,10 +69,12 @@ def eee_cmd(
                             relationship=relationship)
     for w in result.written:
         unknown = f", {w.outcome_unknown} unknown outcome left out" if w.outcome_unknown else ""
-        console.print(f"{w.experiment_name}: score {w.score:.4g}, {w.rows:,} samples{unknown} "
-                      f"-> {w.aggregate}", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"{safe_text(w.experiment_name)}: score {w.score:.4g}, {w.rows:,} "
+                      f"samples{unknown} -> {w.aggregate}", highlight=False, markup=False,
+                      soft_wrap=True)
     for exp_id, reason in result.skipped:
-        console.print(f"skipped {exp_id}: {reason}", highlight=False, markup=False)
+        console.print(f"skipped {safe_text(exp_id)}: {safe_text(reason)}", highlight=False,
+                      markup=False)
     console.print(f"wrote {len(result.written)} EEE evaluations under {directory / 'data'}",
                   highlight=False, markup=False)
     if validate:

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from evalatlas.cli.common import console, err_console, fail, open_store
+from evalatlas.cli.render import safe_text
 from evalatlas.errors import EvalAtlasError
 from evalatlas.pricing import configure
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, ingest_paths
@@ -66,7 +67,8 @@ def ingest(
             f"{report.measurements:,} measurements from {report.sources:,} sources "
             f"into {escape(str(db))}", highlight=False)
         for s in report.skipped[:20]:
-            err_console.print(f"[yellow]skipped[/] {escape(s.path)}: {escape(s.reason)}",
+            err_console.print(f"[yellow]skipped[/] {escape(safe_text(s.path))}: "
+                              f"{escape(safe_text(s.reason))}",
                               highlight=False)
         if len(report.skipped) > 20:
             err_console.print(f"... and {len(report.skipped) - 20:,} more skipped paths "
@@ -75,7 +77,7 @@ def ingest(
             err_console.print(f"[yellow]rejected {report.rejected:,} records[/]; first ones:",
                               highlight=False)
             for p in report.problems[:10]:
-                err_console.print(f"  {escape(str(p))}", highlight=False)
+                err_console.print(f"  {escape(safe_text(p))}", highlight=False)
             err_console.print("list them all with: evalatlas quarantine", highlight=False)
     if report.rejected and not (report.episodes or report.experiments or report.measurements):
         raise typer.Exit(1)

@@ -13,8 +13,6 @@ footer names the columns it had to hide. This is the one table renderer of the C
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -22,7 +20,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-from evalatlas.text import json_safe, md_escape
+from evalatlas.records.redact import redact_text
+from evalatlas.text import csv_line, json_safe, json_text_safe, md_escape, terminal_safe
 
 
 class OutputFormat(StrEnum):
@@ -100,9 +99,28 @@ def _cells(rows: Sequence[dict[str, Any]], columns: Sequence[Column]) -> list[li
     return out
 
 
+def safe_text(text: object) -> str:
+    """Text fit for the terminal: credentials redacted, control characters (ANSI/OSC
+    escapes, C0/C1, bare CR, bidi overrides) made visible. Every message that may quote
+    input or agent output goes through here."""
+    return terminal_safe(redact_text(str(text)))
+
+
 def _clean(text: str) -> str:
-    """One place every table/markdown cell passes through (sanitising hooks in here)."""
-    return str(text)
+    """One place every table/markdown cell passes through (:func:`safe_text`)."""
+    return safe_text(text)
+
+
+def _redact_strings(value: Any) -> Any:
+    """String leaves redacted (text rules only: column names like ``cost_per_token`` are
+    not credential keys here)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _redact_strings(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_strings(v) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------------------- layout
@@ -232,13 +250,14 @@ def _print_table(rows_cells: list[list[str]], cols: list[Col], title: str | None
 
     con = console or Console()
     layout = fit_columns(cols, rows_cells, con.width)
-    table = Table(title=escape(title) if title else None)
+    table = Table(title=escape(_clean(title)) if title else None)
     for i in layout.shown:
         col, w = cols[i], layout.widths[i]
         if col.kind != "text":
-            table.add_column(escape(col.header), width=w, no_wrap=True, overflow="ellipsis")
+            table.add_column(escape(_clean(col.header)), width=w, no_wrap=True,
+                             overflow="ellipsis")
         else:
-            table.add_column(escape(col.header), width=w, overflow="fold")
+            table.add_column(escape(_clean(col.header)), width=w, overflow="fold")
     for row in rows_cells:
         out = []
         for i in layout.shown:
@@ -249,7 +268,7 @@ def _print_table(rows_cells: list[list[str]], cols: list[Col], title: str | None
         table.add_row(*out)
     con.print(table)
     for n in notes:
-        con.print(escape(n), highlight=False)
+        con.print(escape(_clean(n)), highlight=False)
     if layout.hidden:
         con.print(escape(hidden_note([cols[i].header for i in layout.hidden])),
                   highlight=False)
@@ -272,38 +291,40 @@ def render(
         env = {"schema": schema, **(meta or {}), "rows": [json_safe(dict(r)) for r in rows]}
         if notes:
             env["notes"] = list(notes)
-        return json.dumps(env, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+        return json_text_safe(json.dumps(_redact_strings(env), indent=2, allow_nan=False,
+                                         ensure_ascii=False)) + "\n"
     if fmt is OutputFormat.csv:
-        buf = io.StringIO()
         keys: list[str] = []
         for r in rows:
             for k in r:
                 if k not in keys:
                     keys.append(k)
-        w = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
-        w.writeheader()
+        lines = [csv_line(keys)]
         for r in rows:
-            w.writerow({k: _csv_value(v) for k, v in json_safe(dict(r)).items()})
-        return buf.getvalue()
+            safe = _redact_strings(json_safe(dict(r)))
+            lines.append(csv_line(_csv_value(safe.get(k)) for k in keys))
+        return "".join(lines)
     cols = [as_col(c, i) for i, c in enumerate(columns)]
     cells = _cells(rows, cols)
     headers = [c.header for c in cols]
     if fmt is OutputFormat.markdown:
         lines = []
         if title:
-            lines += [f"### {md_escape(title)}", ""]
-        lines.append("| " + " | ".join(md_escape(h) for h in headers) + " |")
+            lines += [f"### {md_escape(_clean(title))}", ""]
+        lines.append("| " + " | ".join(md_escape(_clean(h)) for h in headers) + " |")
         lines.append("|" + "|".join("---" for _ in headers) + "|")
         for row in cells:
             lines.append("| " + " | ".join(md_escape(c) for c in row) + " |")
         for n in notes:
-            lines += ["", md_escape(n)]
+            lines += ["", md_escape(_clean(n))]
         return "\n".join(lines) + "\n"
     _print_table(cells, cols, title, notes, console)
     return None
 
 
 def _csv_value(v: Any) -> Any:
+    """A cell for :func:`~evalatlas.text.csv_line` (which neutralises formulas and quotes
+    CR/LF): nested values as JSON text."""
     if isinstance(v, dict | list):
         return json.dumps(v, ensure_ascii=False)
     return v
