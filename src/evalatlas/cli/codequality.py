@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,6 +12,18 @@ from rich.markup import escape
 from evalatlas.cli.common import FormatOption, OutputOption, emit, err_console, fail
 from evalatlas.cli.render import Col, OutputFormat, fmt_value, render, safe_text
 from evalatlas.codequality import FRAMEWORK_PREFIXES, analyse_path
+from evalatlas.codequality.tree import DEFAULT_MAX_LINE_CHARS
+
+_UNITS = {"": 1, "b": 1, "kb": 1000, "k": 1000, "mb": 1000**2, "m": 1000**2,
+          "gb": 1000**3, "g": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
+
+
+def parse_size(text: str) -> int:
+    """``"1MB"`` -> 1000000, ``"512KiB"`` -> 524288, ``"2000"`` -> 2000."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise ValueError(f"{text!r} is not a size such as 2000, 500kB or 2MB")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
 
 
 def _pct(key: str):
@@ -29,6 +42,16 @@ def codequality_cmd(
         "--exclude", "-e", help="fnmatch pattern of paths to skip (repeatable), "
         "e.g. '*/site-packages/*'.")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 2,
+    max_file_size: Annotated[str, typer.Option(
+        "--max-file-size", metavar="SIZE",
+        help="Skip larger files (bytes, or 500kB, 2MB; 0 = no limit). radon needs ~200x "
+        "a file's size in memory.")] = "1MB",
+    max_line_length: Annotated[int, typer.Option(
+        "--max-line-length", min=0,
+        help="Skip files with a longer line (minified or generated; 0 = no limit).")
+    ] = DEFAULT_MAX_LINE_CHARS,
+    include_generated: Annotated[bool, typer.Option(
+        "--include-generated", help="Analyse files marked as generated too.")] = False,
     totals_only: Annotated[bool, typer.Option("--totals-only",
                                               help="Only the totals row.")] = False,
     fmt: FormatOption = OutputFormat.table,
@@ -41,10 +64,17 @@ def codequality_cmd(
         if framework not in FRAMEWORK_PREFIXES:
             fail(f"unknown framework {framework!r}; known: {', '.join(sorted(FRAMEWORK_PREFIXES))}")
         prefixes += [p for p in FRAMEWORK_PREFIXES[framework] if p not in prefixes]
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         fail(f"{path}: no such file or directory")
+    try:
+        max_bytes = parse_size(max_file_size)
+    except ValueError as exc:
+        fail(f"--max-file-size: {exc}")
+        return
     result = analyse_path(path, framework_prefixes=prefixes, workers=workers,
-                          exclude=exclude or ())
+                          exclude=exclude or (), max_bytes=max_bytes or None,
+                          max_line_chars=max_line_length or None,
+                          include_generated=include_generated)
     for p in result.problems:
         err_console.print(f"[yellow]skipped:[/] {escape(safe_text(p))}", markup=True,
                           highlight=False)
