@@ -158,7 +158,7 @@ def ingest_paths(
             try:
                 n = try_fast_ingest(store, path, batch.batch_id)
             except NotClean as exc:
-                report.fast_path_declined.append(f"{source}: {exc}")
+                report.fast_path_declined.append(redact_text(f"{source}: {exc}"))  # quotes input
             else:
                 report.episodes += n
                 report.batches += 1
