@@ -12,7 +12,7 @@ import pytest
 
 from evalatlas.records import REDACTED, redact, redact_text
 from evalatlas.records.ids import agent_id_for
-from evalatlas.records.redact import PREFILTER, is_secret_key
+from evalatlas.records.redact import PREFILTER, is_secret_key, might_hold_secret
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -124,6 +124,7 @@ def test_prefilter_is_a_necessary_condition_in_python_and_duckdb() -> None:
         py = bool(re.search(PREFILTER, text))
         sql = con.execute("SELECT regexp_matches(?, ?)", [text, PREFILTER]).fetchone()[0]
         assert py == sql, text
+        assert might_hold_secret(text) == py, text  # the literal pre-check loses nothing
         if changed:
             assert py, text
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any
 
 import duckdb
 
-from evalatlas.records.redact import PREFILTER, redact, redact_text
+from evalatlas.records.redact import PREFILTER, might_hold_secret, redact, redact_text
 from evalatlas.store.schema import KEYS
 
 _TEXT_TYPES = ("VARCHAR", "JSON", "VARCHAR[]")
@@ -40,7 +41,10 @@ def _skipped(table: str) -> set[str]:
 
 def redact_json_text(text: str) -> str:
     """A JSON document with :func:`redact` applied to its parsed value (keys at any
-    depth, string leaves); text that is not JSON is redacted as plain text."""
+    depth, string leaves); text that is not JSON is redacted as plain text. Returned
+    as is when the prefilter (or a ``\\u`` escape that could hide a key) does not match."""
+    if "\\u" not in text and not might_hold_secret(text):
+        return text
     try:
         value = json.loads(text)
     except ValueError:
@@ -69,7 +73,20 @@ def redact_rows(table: str, columns: Sequence[str], types: dict[str, str],
     if not fns:
         return rows
     out = []
+    get = itemgetter(*(i for i, _ in fns))
+    lists = [i for i, col in enumerate(columns) if types.get(col) == "VARCHAR[]"
+             and col not in skip]
     for row in rows:
+        # one pre-check over the row's text (a match across a cell boundary is only a
+        # false alarm), then the cells one by one
+        vals = get(row) if len(fns) > 1 else (get(row),)
+        blob = "\x1f".join([v for v in vals if type(v) is str])
+        for i in lists:
+            if row[i]:
+                blob += "\x1f" + "\x1f".join([x for x in row[i] if type(x) is str])
+        if "\\u" not in blob and not might_hold_secret(blob):
+            out.append(row)
+            continue
         cells = list(row)
         for i, fn in fns:
             if cells[i] is not None:
