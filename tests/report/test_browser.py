@@ -43,6 +43,7 @@ def demo_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("demo")
     db = d / "demo.duckdb"
     _cli("--db", str(db), "ingest", str(EXAMPLES))
+    _cli("--db", str(db), "atlas", "fit")  # a stored fit: ability view, ATLAS ordering
     out = d / "report.html"
     _cli("--db", str(db), "report", "-o", str(out), "--title", "Demo")
     return db, out
@@ -54,8 +55,9 @@ def test_demo_report_offline_all_views_drawn(browser_context: Any,
     opened = open_report(browser_context, html)
     _assert_clean(opened, html.resolve().as_uri())
     ids = {c["id"] for c in opened.charts}
-    for view in ("forest", "pairs", "cost", "heatmap", "drill"):
+    for view in ("forest", "pairs", "cost", "heatmap", "ability", "drill"):
         assert f"chart-s0-{view}" in ids
+    assert "ATLAS fit" in opened.page.inner_text("#sec-s0 > ul.notes")
     assert {"chart-tiers-pass", "chart-tiers-cost"} <= ids  # the demo has tier labels
     assert opened.page.title() == "Demo"
     opened.page.close()

@@ -119,3 +119,19 @@ def test_drill_down_budget_and_truncation(demo: Path) -> None:
     v = next(v for v in all_views(data) if v["id"] == "s0-drill")
     rows = view_rows(v, data)
     assert len(rows) == 9 and {r["outcome"] for r in rows} <= {"success", "failure"}
+
+
+def test_stored_atlas_fit_orders_the_heatmap(demo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "fit.duckdb"
+    db.write_bytes(demo.read_bytes())
+    r = CliRunner().invoke(app, ["--db", str(db), "atlas", "fit"])
+    assert r.exit_code == 0, r.output
+    with Store(db, read_only=True) as store:
+        data = build_report_data(store)
+    s = data["sections"][0]
+    assert s["heatmap"]["ordered_by"] == "ATLAS ability and difficulty"
+    ability = s["ability"]
+    assert [a["name"] for a in ability] == s["heatmap"]["agents"]
+    assert ability[0]["ability"] > ability[-1]["ability"]
+    assert all(a["low"] < a["ability"] < a["high"] for a in ability)
+    assert any(v["id"] == "s0-ability" for v in all_views(data))

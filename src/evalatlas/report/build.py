@@ -285,20 +285,49 @@ def _pairs(cells: _Cells, order: list[int], opts: ReportOptions) -> dict[str, An
 # --- ordering: ATLAS fit when available, else success rates --------------------------
 
 
-def _atlas_fit(cells: _Cells) -> dict[str, Any] | None:
-    """Abilities, difficulties and drifted tasks from :mod:`evalatlas.atlas` if it fits.
+def _atlas_fit(store: Store, cells: _Cells, by: str, benchmark: str | None
+               ) -> dict[str, Any] | None:
+    """Abilities (with intervals), difficulties and drifted tasks of the latest stored
+    ATLAS fit (``evalatlas atlas fit`` stores one) for this benchmark, else of the whole
+    store; None when there is none or rows are not agents.
 
-    The atlas package is optional at this layer: without it (or when the fit fails) the
-    report orders by success rate and says so.
+    Tasks under several versions (drift) are several items: their mean difficulty orders
+    the column and the task is marked as drifted.
     """
-    try:
-        from evalatlas.atlas import report_fit  # type: ignore[attr-defined]
-    except ImportError:
+    if by != "agent":
         return None
     try:
-        return report_fit(cells.known, cells.succ, cells.labels, cells.tasks)
-    except Exception:  # a failed fit must not cost the whole report
+        from evalatlas.atlas import stored_fit
+
+        fit = (stored_fit(store, benchmark=[benchmark]) if benchmark else None) \
+            or stored_fit(store)
+    except Exception:  # an unreadable or absent fit must not cost the whole report
         return None
+    if fit is None:
+        return None
+    by_agent = {r.get("agent_id"): r for r in fit.agent_rows}
+    diffs: dict[str, list[float]] = {}
+    for r in fit.item_rows:
+        if (benchmark is None or r.get("benchmark") == benchmark) and \
+                r.get("difficulty") is not None:
+            diffs.setdefault(str(r["task_id"]), []).append(float(r["difficulty"]))
+    if not any(k in by_agent for k in cells.keys):
+        return None
+    nan = math.nan
+
+    def agent_value(k: str, field: str) -> float:
+        v = by_agent.get(k, {}).get(field)
+        return nan if v is None else float(v)
+
+    return {
+        "fit_id": fit.fit_id,
+        "ability": [agent_value(k, "ability") for k in cells.keys],
+        "ability_ci_low": [agent_value(k, "ability_ci_low") for k in cells.keys],
+        "ability_ci_high": [agent_value(k, "ability_ci_high") for k in cells.keys],
+        "difficulty": [float(np.mean(diffs[t])) if t in diffs else nan for t in cells.tasks],
+        "drifted_tasks": sorted({str(r.get("task_id")) for r in fit.drift_rows
+                                 if benchmark is None or r.get("benchmark") == benchmark}),
+    }
 
 
 def _rates(succ: np.ndarray, known: np.ndarray, axis: int) -> np.ndarray:
@@ -521,7 +550,7 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
     cells = _cells(store, by, ids)
     costs = _cost_intervals(store, by, ids, opts.confidence)
     notes: list[str] = []
-    fit = _atlas_fit(cells) if cells.keys and cells.tasks else None
+    fit = _atlas_fit(store, cells, by, benchmark) if cells.keys and cells.tasks else None
     agent_rate = _rates(cells.succ, cells.known, axis=1)
     task_rate = _rates(cells.succ, cells.known, axis=0)
     if fit is not None:
@@ -534,6 +563,8 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
                          key=lambda j: (np.nan_to_num(difficulty[j], nan=np.inf),
                                         cells.tasks[j]))
         ordered_by = "ATLAS ability and difficulty"
+        notes.append(f"ATLAS fit {fit['fit_id']}: heatmap rows by ability, columns by "
+                     "difficulty (easiest first)")
         drift = set(fit.get("drifted_tasks") or [])
     else:
         a_order = sorted(range(len(cells.keys)),
