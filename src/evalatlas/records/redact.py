@@ -71,8 +71,6 @@ _NEEDLES = ("sk-", "k_live", "k_test", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "
             "hf_", "akia", "asia", "aiza", "ya29.", "xox", "gsk_", "xai-", "pplx-", "r8_",
             "eyj", "bearer", "key", "secret", "passw", "pwd", "passphrase", "token", "auth",
             "credential", "cookie", "://")
-
-
 _NEEDLE_RE = re.compile("|".join(re.escape(n) for n in _NEEDLES))
 
 
@@ -83,6 +81,7 @@ def might_hold_secret(text: str) -> bool:
     if "tokens" in low:
         low = low.replace("tokens", "")
     return _NEEDLE_RE.search(low) is not None and _PREFILTER.search(text) is not None
+
 
 _FORMATS = re.compile(
     r"(?<![A-Za-z0-9])(?:"
