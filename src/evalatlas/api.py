@@ -247,7 +247,7 @@ def compare_frameworks(
     """The agent-framework comparison report (summary, scorecard, latency, profile
     metrics, code quality, correctness intervals, paired differences) as a JSON-ready
     dict; :func:`evalatlas.report.frameworks.render_markdown` renders it."""
-    from evalatlas.report.frameworks import build_report
+    from evalatlas.analysis.framework_report import build_report
 
     fds = data if isinstance(data, list) else framework_data(
         data, scenario=scenario, mode=mode, frameworks=frameworks, scenario_def=scenario_def)
