@@ -139,3 +139,20 @@ def test_timeout_option_on_the_cli(tmp_path: Path) -> None:
                             "--judge-model", "a", "--judge-base-url", "http://127.0.0.1:9/v1",
                             "--timeout", "0"])
     assert r.exit_code == 2 and "--timeout" in r.output
+
+
+def test_run_takes_a_judge_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run`` passes ``--judge-timeout`` to the judge it builds (same client as above)."""
+    from evalatlas.cli import run as run_cli
+
+    seen = {}
+
+    def spy(*args: object, **kw: object):
+        seen.update(kw)
+        raise run_cli.EvalAtlasError("stop here")
+
+    monkeypatch.setattr(run_cli, "make_judge", spy)
+    r = runner.invoke(app, ["run", "offline_qa", "--framework", "bm25", "--judge-model", "m",
+                            "--judge-base-url", "http://127.0.0.1:9/v1",
+                            "--judge-timeout", "2.5"])
+    assert r.exit_code == 2 and "stop here" in r.output and seen == {"timeout_s": 2.5}

@@ -69,6 +69,10 @@ def run_cmd(
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
     judge_cache_dir: JudgeCacheOption = DEFAULT_CACHE_DIR,
+    judge_timeout: Annotated[float, typer.Option(
+        "--judge-timeout", min=0.001, metavar="SECONDS",
+        help="Seconds one judge call may take before it counts as failed (and is retried).")
+    ] = 60.0,
     no_judge_cache: Annotated[bool, typer.Option(
         "--no-judge-cache", help="Always ask the judge; do not read or write the cache.")
     ] = False,
@@ -95,7 +99,7 @@ def run_cmd(
             scen.mode_config(mode)  # raises a clear error naming the known modes
         handle = load_framework(framework)
         judge = make_judge(judge_model, judge_base_url, None if no_judge_cache
-                           else judge_cache_dir)
+                           else judge_cache_dir, timeout_s=judge_timeout)
     except EvalAtlasError as exc:
         fail(str(exc))
         return
