@@ -5,7 +5,8 @@ where real runs leak keys: env-style config values, nested dicts and lists under
 credential-named keys, ``sk-...`` inside longer text, bearer headers, URLs, PEM blocks,
 error messages, labels, extras, a quarantined record and a judge's 401 error echoing the
 key. They go in through every format path that carries free text (JSONL exact path,
-JSONL fast path, EvalLog directories, framework results files, the judge), then the raw
+JSONL fast path, EvalLog directories, framework results files, an Inspect log, the
+judge), then the raw
 bytes of the DuckDB file (after CHECKPOINT), of ``export jsonl``, ``export parquet``,
 ``export eee`` and of the CLI output are searched for each core. Visible non-secret
 markers planted next to the canaries prove the searched bytes really hold the text.
@@ -127,13 +128,29 @@ FRAMEWORK_DOC = {
 
 JUDGE_KEY = "sk-CANARY49judgekeyechoed0000"
 
+INSPECT_LOG = (Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "inspect"
+               / "2025-05-12T20-28-13-04-00_popularity.json")
+
+
+def inspect_log() -> dict:
+    """The Inspect fixture log with canaries in a sample's input and output and in the
+    eval's model and task arguments."""
+    log = json.loads(INSPECT_LOG.read_text(encoding="utf-8"))
+    sample = log["samples"][0]
+    sample["input"] = "VISIBLE-inspect use sk-proj-CANARY53inspectinput0 please"
+    choice = sample["output"]["choices"][0]["message"]
+    choice["content"] = "Authorization: Bearer CANARY54inspectoutput"
+    log["eval"]["model_args"] = {"api_key": "CANARY55-model-args"}
+    log["eval"]["task_args"] = {"hf_token": "CANARY56-task-args"}
+    return log
+
 VISIBLE = ["VISIBLE-input", "VISIBLE-output", "VISIBLE-extra", "VISIBLE-experiment",
-           "VISIBLE-config", "VISIBLE-framework"]
+           "VISIBLE-config", "VISIBLE-framework"]  # the Inspect adapter keeps no sample text
 
 
 def planted() -> set[str]:
     text = json.dumps([agent_config(), experiment("x", "y"), episodes("x"), QUARANTINED,
-                       FRAMEWORK_DOC, JUDGE_KEY, PEM])
+                       FRAMEWORK_DOC, JUDGE_KEY, PEM, inspect_log()])
     return set(re.findall(r"CANARY\d\d", text))
 
 
@@ -157,7 +174,11 @@ def write_inputs(root: Path) -> dict[str, Path]:
     fw = root / "fw" / "canary_framework_rag_20260101_000000_run0.json"
     fw.parent.mkdir()
     fw.write_text(json.dumps(copy.deepcopy(FRAMEWORK_DOC)), encoding="utf-8")
-    return {"exact": exact, "fast": fast, "evallog": evallog, "framework": fw}
+    inspect = root / "inspect" / INSPECT_LOG.name
+    inspect.parent.mkdir()
+    inspect.write_text(json.dumps(inspect_log()), encoding="utf-8")
+    return {"exact": exact, "fast": fast, "evallog": evallog, "framework": fw,
+            "inspect": inspect}
 
 
 def leaked(data: bytes) -> set[str]:
@@ -176,7 +197,7 @@ def canary_store(tmp_path_factory: pytest.TempPathFactory) -> dict:
     db = tmp / "store.duckdb"
     out: dict = {"db": db, "tmp": tmp, "cli": {}}
     # exact path, EvalLog and framework results through the CLI (its output is checked)
-    for name in ("exact", "evallog", "framework"):
+    for name in ("exact", "evallog", "framework", "inspect"):
         r = runner.invoke(app, ["--db", str(db), "ingest", str(inputs[name])])
         out["cli"][f"ingest {name}"] = r
     # the fast path through the library (the CLI takes it only for files >= 8 MiB)
@@ -211,7 +232,7 @@ def test_the_corpus_has_at_least_39_canaries() -> None:
 
 
 def test_every_path_ingested_and_the_judge_was_called(canary_store: dict) -> None:
-    for name in ("ingest exact", "ingest evallog", "ingest framework"):
+    for name in ("ingest exact", "ingest evallog", "ingest framework", "ingest inspect"):
         assert canary_store["cli"][name].exit_code == 0, canary_store["cli"][name].output
     assert canary_store["fast_report"].fast_path_files == 1
     assert canary_store["fast_report"].episodes == 3
@@ -225,7 +246,7 @@ def test_every_path_ingested_and_the_judge_was_called(canary_store: dict) -> Non
                              "WHERE experiment_id = 'e-jsonl' AND status = 'completed'")
         quarantined = store.query("SELECT reason FROM quarantine")
     assert counts["e-jsonl"] == counts["e-fast"] == counts["e-evallog"] == 3
-    assert sum(counts.values()) == 10  # + the framework question
+    assert sum(counts.values()) == 13  # + the framework question + 3 Inspect samples
     assert len(errors) == 2
     assert all("HTTP 401" in r["e"] and "***REDACTED***" in r["e"] for r in errors)
     assert len(quarantined) == 1 and "unknown field" in quarantined[0]["reason"]
