@@ -87,3 +87,13 @@ def test_json_text_safe_escapes_c1_and_bidi_and_stays_json() -> None:
     safe = json_text_safe(text)
     assert "\x9b" not in safe and "\u202e" not in safe and "\x1b" not in safe
     assert json.loads(safe) == {"a": "\x9b2J \u202e \x1b"}
+
+
+def test_markdown_table_is_the_one_renderer() -> None:
+    from evalatlas.text import markdown_table
+
+    assert markdown_table(["a|b", "c"], [["x*", "1"]]) == [
+        "| a\\|b | c |", "| --- | --- |", "| x\\* | 1 |"]
+    # escape=False keeps the caller's own Markdown in cells; headers are always escaped
+    assert markdown_table(["h_1"], [["**bold**"]], escape=False)[2] == "| **bold** |"
+    assert markdown_table(["h_1"], [])[0] == "| h\\_1 |"

@@ -105,3 +105,17 @@ def json_text_safe(text: str) -> str:
     """JSON text with DEL, C1 controls and bidi overrides written as ``\\uXXXX`` escapes
     (``json.dumps(..., ensure_ascii=False)`` escapes only C0); the JSON value is the same."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def markdown_table(headers: list[str], rows: list[list[str]], *,
+                   escape: bool = True) -> list[str]:
+    """The one Markdown table renderer: header, ``| --- |`` separator, one line per row.
+
+    Headers are always escaped with :func:`md_escape`; cells too unless ``escape=False``
+    (the caller escaped them already, keeping its own Markdown). Returns the lines.
+    """
+    def line(cells: list[str], esc: bool) -> str:
+        return "| " + " | ".join(md_escape(c) if esc else str(c) for c in cells) + " |"
+
+    return [line(headers, True), "| " + " | ".join("---" for _ in headers) + " |",
+            *(line(r, escape) for r in rows)]

@@ -62,7 +62,7 @@ def test_summaries_by_agent_and_task(store: Store) -> None:
     assert a["advantage"] == pytest.approx((7 / 3 - 1.0) / 2)
     assert a["mean_speedup"] == pytest.approx((72 ** (1 / 3) + 1.0) / 2)
     assert a["beat_oracle_share"] == pytest.approx(3 / 4)
-    assert a["accuracy"] is None and a["pass_at_k"] == {}
+    assert a["success_rate"] is None and a["pass_at_k"] == {}
     lo, hi = a["advantage_ci_low"], a["advantage_ci_high"]
     assert lo <= a["advantage"] <= hi and not math.isnan(lo)
     by_task = summarise(ps, "task")

@@ -76,13 +76,13 @@ def test_by_agent(db: Path) -> None:
                          "terminus-2:gpt-4.1"}
     cl = rows["terminus-2:claude-sonnet-4"]  # fell back: 1 - gmean(2, 1.5)
     assert cl["advantage"] == pytest.approx(1 - math.sqrt(3))
-    assert cl["mean_success_rate"] == 0.0 and cl["fallbacks"] == 1
+    assert cl["success_rate"] == 0.0 and cl["fallbacks"] == 1
     assert cl["beat_oracle_share"] == 0.0  # 1 - 2 and 1 - 1.5 are both negative
     # gpt-4.1: attempts 0 (passes), 1 (1 failure, single trial -> fails), 2 (passes)
     g = rows["terminus-2:gpt-4.1"]
     assert g["n_tasks"] == 3 and g["tasks"] == 1
-    assert g["mean_success_rate"] == pytest.approx(2 / 3) and g["accuracy"] == g[
-        "mean_success_rate"]
+    assert g["success_rate"] == pytest.approx(2 / 3)
+    assert "accuracy" not in g and "mean_success_rate" not in g  # one name per metric
     assert set(g["pass_at_k"]) == {"2"}
     assert g["pass_at_k"]["2"] == pytest.approx(pass_at_k_over_tasks({"t": [1, 0, 1]}, 2))
     assert g["pass_at_k"]["2"] == pytest.approx(1.0)
@@ -91,7 +91,7 @@ def test_by_agent(db: Path) -> None:
     assert g["advantage_ci_low"] <= g["advantage"] <= g["advantage_ci_high"]
     assert g["mean_speedup"] == pytest.approx((math.sqrt(6) + 1.0 + 2.0) / 3)
     web = rows["terminus-2:gpt-5"]
-    assert web["mean_success_rate"] is None and web["pass_at_k"] == {}
+    assert web["success_rate"] is None and web["pass_at_k"] == {}
     assert web["num_valid_benchmarks"] == 213 and web["n_tasks"] == 3
     # gpt-5 at the reference's override prices: 1000 x 1.25e-6 + 200 x 1e-5
     cx = rows["codex:gpt-5"]

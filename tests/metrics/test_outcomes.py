@@ -323,3 +323,13 @@ def test_terminal_bench_pass_at_k_and_accuracy_reproduced(path: Path) -> None:
 
 def test_terminal_bench_fixture_present() -> None:
     assert len(TB_5_ATTEMPT) == 2
+
+
+def test_reward_from_correctness_one_rule_clamped() -> None:
+    import math
+
+    from evalatlas.metrics.outcomes import reward_from_correctness
+
+    assert [reward_from_correctness(c) for c in (1, 2, 3, 4, 5)] == [0, 0.25, 0.5, 0.75, 1]
+    assert reward_from_correctness(0) == 0.0 and reward_from_correctness(10) == 1.0  # clamped
+    assert reward_from_correctness(None) is None and reward_from_correctness(math.nan) is None

@@ -39,7 +39,7 @@ def test_price_unknown_model_none_and_zero() -> None:
     row = _json(["mystery-model", "--input", "10"])["rows"][0]
     assert row["cost_usd"] is None and row["cost_source"] == "unknown"
     row = _json(["mystery-model", "--input", "10", "--unknown-model-cost", "zero"])["rows"][0]
-    assert row["cost_usd"] == 0.0 and row["cost_source"] == "unknown-model-zero"
+    assert row["cost_usd"] == 0.0 and row["cost_source"] == "computed: unknown model, $0"
 
 
 def test_price_file_and_preset(tmp_path: Path) -> None:

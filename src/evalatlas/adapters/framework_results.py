@@ -41,6 +41,7 @@ from typing import Any
 from evalatlas.adapters.base import Adapter, Item, head_bytes
 from evalatlas.adapters.frameworks import safe_id, trajectory_id_for
 from evalatlas.errors import InputError, Problem
+from evalatlas.metrics.outcomes import reward_from_correctness
 from evalatlas.metrics.retrieval import retrieval_precision, retrieval_recall
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.jsonio import read_json_file
@@ -153,7 +154,7 @@ def episode_from_question(
         reward = None  # an unknown outcome, not a failure (record contract)
         extra["reward_missing"] = True
     else:
-        reward = max(0.0, min(1.0, (corr - 1.0) / 4.0))
+        reward = reward_from_correctness(corr)
     if q.get("judge_reasoning"):
         extra["judge_reasoning"] = q["judge_reasoning"]
     if upstream:

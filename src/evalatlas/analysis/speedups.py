@@ -110,7 +110,8 @@ def summarise(
 
     Fields of :func:`~evalatlas.metrics.speedup_summary.agent_metrics_summary`, plus
     ``advantage`` = the chosen level's mean advantage with a bootstrap interval over
-    tasks, ``beat_oracle_share`` over all valid benchmarks, ``accuracy`` (unknown
+    tasks, ``beat_oracle_share`` over all valid benchmarks, ``success_rate`` (the seed's
+    ``mean_success_rate``, renamed to the one name every command uses; unknown
     correctness excluded) and ``pass_at_k`` (k from ``default_k_values`` of the fewest
     attempts per task).
     """
@@ -129,6 +130,7 @@ def summarise(
         if by == "task":
             row = {"task_id": key[0], **row}
         summ = agent_metrics_summary(ps)
+        summ["success_rate"] = summ.pop("mean_success_rate")
         row.update(summ)
         row["level"] = level
         row["advantage"] = summ[lk]
@@ -137,8 +139,6 @@ def summarise(
         row["beat_oracle_share"] = beat_oracle_share(
             np.concatenate([p["advantages"] for p in ps]))
         row["fallbacks"] = sum(1 for p in ps if p["fallback_to_baseline"])
-        known = [p["success"] for p in ps if p["success"] is not None]
-        row["accuracy"] = sum(known) / len(known) if known else None
         by_task: dict[str, list[bool | None]] = defaultdict(list)
         for p in ps:
             if p["success"] is not None:

@@ -13,10 +13,12 @@ from evalatlas.cli.common import FormatOption, emit, fail
 from evalatlas.cli.render import Col, OutputFormat, render
 from evalatlas.errors import InputError
 from evalatlas.pricing import (
+    UNKNOWN_MODEL_ZERO,
     PriceBook,
     computed_cost_source,
     cost_from_price,
     normalise_model_name,
+    unpriced_cost,
 )
 from evalatlas.pricing.tables import DEFAULT_PRESETS, PRESETS
 
@@ -88,11 +90,11 @@ def price_cmd(
         "cache_read_tokens": cache_read, "cache_write_tokens": cache_write,
     }
     if price is None:
-        cost = 0.0 if unknown_model_cost is UnknownCost.zero else None
+        cost = unpriced_cost(unknown_model_cost.value)
         row.update({"source": None, "matched": None, "input_per_mtok": None,
                     "output_per_mtok": None, "cache_read_per_mtok": None, "valid_from": None,
                     "cache_write_per_mtok": None, "cost_usd": cost,
-                    "cost_source": "unknown-model-zero" if cost == 0.0 else "unknown"})
+                    "cost_source": "unknown" if cost is None else UNKNOWN_MODEL_ZERO})
         notes.append(f"no price known for {model!r}: cost is unknown"
                      + (" (reported as $0 because of --unknown-model-cost zero)"
                         if cost == 0.0 else "; add it to a --prices file"))

@@ -21,7 +21,14 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from evalatlas.records.redact import redact_text
-from evalatlas.text import csv_line, json_safe, json_text_safe, md_escape, terminal_safe
+from evalatlas.text import (
+    csv_line,
+    json_safe,
+    json_text_safe,
+    markdown_table,
+    md_escape,
+    terminal_safe,
+)
 
 
 class OutputFormat(StrEnum):
@@ -311,10 +318,7 @@ def render(
         lines = []
         if title:
             lines += [f"### {md_escape(_clean(title))}", ""]
-        lines.append("| " + " | ".join(md_escape(_clean(h)) for h in headers) + " |")
-        lines.append("|" + "|".join("---" for _ in headers) + "|")
-        for row in cells:
-            lines.append("| " + " | ".join(md_escape(c) for c in row) + " |")
+        lines += markdown_table([_clean(h) for h in headers], cells)
         for n in notes:
             lines += ["", md_escape(_clean(n))]
         return "\n".join(lines) + "\n"

@@ -82,7 +82,7 @@ def speedups_cmd(
         *[Col(f"agent_advantage_level{i}", f"L{i}", None, 9 + i / 10)
           for i in (1, 2, 3, 4) if i != level],
         Col("beat_oracle_share", "beat oracle", lambda r: _pct(r["beat_oracle_share"]), 5),
-        Col("mean_success_rate", "success", lambda r: _pct(r["mean_success_rate"]), 2),
+        Col("success_rate", "success", lambda r: _pct(r["success_rate"]), 2),
         Col("pass_at_k", "pass@k", _passk, 7),
         Col("num_valid_benchmarks", "valid/all benchmarks",
             lambda r: f"{r['num_valid_benchmarks']:,}/{r['num_benchmarks']:,}", 8),

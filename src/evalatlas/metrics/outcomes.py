@@ -70,6 +70,26 @@ def impl_rate(weighted_score: float | None, *, clamp: bool = True) -> float:
     return min(1.0, max(0.0, v)) if clamp else v
 
 
+CORRECTNESS_SCALE = (1.0, 5.0)
+"""The judges' correctness scale (framework-comparison seed 003: 1 = wrong ... 5 = right)."""
+
+
+def reward_from_correctness(correctness: float | None) -> float | None:
+    """Reward in [0, 1] from a 1-5 judge correctness: ``(correctness - 1) / 4``.
+
+    The one definition (the runner, the ``judge`` command and the framework-results
+    adapter all use it). 1 maps to 0 and 5 to 1, so success (reward > 0) means
+    correctness above 1, as seed 003 reads it. A value outside the 1-5 scale (upstream
+    results files have carried 0 and 10) is **clamped** to [0, 1] rather than producing a
+    negative reward or one above 1. None or NaN (no judge, a failed judge) gives None: an
+    unknown outcome, never 0.
+    """
+    if correctness is None or math.isnan(correctness):
+        return None
+    low, high = CORRECTNESS_SCALE
+    return min(1.0, max(0.0, (float(correctness) - low) / (high - low)))
+
+
 def duration(start: float | datetime | None, end: float | datetime | None) -> float:
     """Duration in seconds = ``end_time - start_time`` (seed 001).
 

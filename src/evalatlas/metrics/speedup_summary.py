@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from evalatlas.metrics.speedup import gmean
+
 
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
@@ -95,7 +97,8 @@ def advantages_gmean(advantages: Iterable[float]) -> float | None:
     if not vals:
         return None
     if all(1 + v > 0 for v in vals):
-        return math.exp(sum(math.log(1 + v) for v in vals) / len(vals)) - 1
+        g = gmean([1 + v for v in vals])
+        return None if g is None else g - 1
     return sum(vals) / len(vals)
 
 

@@ -27,7 +27,24 @@ from evalatlas.records.models import UsageSummary
 
 UnknownModelCost = Literal["none", "zero"]
 
+UNKNOWN_MODEL_ZERO = "computed: unknown model, $0"
+"""``cost_source`` of a cost set to $0 because the model's price is unknown (on request)."""
+
+
+def unpriced_cost(unknown_model_cost: str = "none") -> float | None:
+    """The one unknown-cost rule: what tokens of a model without a known price cost.
+
+    ``"none"`` (default): unknown (None), so it is never read as free and ``summary``
+    lists the model; ``"zero"``: $0, the seeds' behaviour (FC-Eval, framework-comparison),
+    marked with ``cost_source`` :data:`UNKNOWN_MODEL_ZERO`. Anything else is an error.
+    """
+    if unknown_model_cost not in ("none", "zero"):
+        raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got "
+                         f"{unknown_model_cost!r}")
+    return 0.0 if unknown_model_cost == "zero" else None
+
 __all__ = [
+    "UNKNOWN_MODEL_ZERO",
     "ModelPrice",
     "PriceBook",
     "PricePeriod",
@@ -41,6 +58,7 @@ __all__ = [
     "normalise_model_name",
     "price_for",
     "unknown_price_models",
+    "unpriced_cost",
 ]
 
 _DEFAULT: PriceBook | None = None
@@ -117,12 +135,10 @@ def cost_usd(
     (FC-Eval, framework-comparison) on request; the default keeps the cost unknown so it
     is never read as free.
     """
-    if unknown_model_cost not in ("none", "zero"):
-        raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got "
-                         f"{unknown_model_cost!r}")
+    unpriced = unpriced_cost(unknown_model_cost)
     price = price_for(model, book=book, at=at)
     if price is None:
-        return 0.0 if unknown_model_cost == "zero" else None
+        return unpriced
     return cost_from_price(price, input_tokens, output_tokens, cache_read_tokens,
                            cache_write_tokens)
 
@@ -163,10 +179,11 @@ def fill_missing_cost(
     when = datetime.fromtimestamp(at, tz=UTC) if isinstance(at, int | float) else at
     price = price_for(model, book=book, at=when)
     if price is None:
-        if unknown_model_cost != "zero":
+        cost = unpriced_cost(unknown_model_cost)
+        if cost is None:
             return usage
-        return usage.model_copy(update={"total_cost_usd": 0.0,
-                                        "cost_source": "computed: unknown model, $0"})
+        return usage.model_copy(update={"total_cost_usd": cost,
+                                        "cost_source": UNKNOWN_MODEL_ZERO})
     cost = cost_from_price(price, uncached, completion or 0, cached, created)
     return usage.model_copy(update={"total_cost_usd": cost,
                                     "cost_source": computed_cost_source(price, when)})

@@ -28,7 +28,7 @@ from evalatlas.analysis.framework_report import (
     SCORECARD_CAVEAT,
     build_report,
 )
-from evalatlas.text import md_escape
+from evalatlas.text import markdown_table, md_escape
 
 __all__ = ["ANSWER_LIMIT", "SCHEMA", "SCORECARD_CAVEAT", "build_report", "label_for",
            "render_markdown", "truncate_answer"]
@@ -58,10 +58,7 @@ def _fmt(v: Any, spec: str) -> str:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    out = ["| " + " | ".join(md_escape(h) for h in headers) + " |",
-           "| " + " | ".join("---" for _ in headers) + " |"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return [*out, ""]
+    return [*markdown_table(list(headers), [list(r) for r in rows], escape=False), ""]
 
 
 def label_for(key: str) -> str:

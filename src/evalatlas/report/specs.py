@@ -337,10 +337,10 @@ def cost_view(section: dict[str, Any], confidence: float) -> dict[str, Any] | No
                       "color": INK, "limit": 130, "clip": True},
              "encoding": {"x": x, "y": y, "text": {"field": "name"}}})
     return {"id": f"{section['id']}-cost", "section": section["id"], "kind": "cost",
-            "title": "Cost vs accuracy",
+            "title": "Cost vs success rate",
             "description": ("Each point an agent; lines are intervals both ways; the dashed "
                             "line joins the Pareto frontier (no other agent is cheaper and "
-                            "at least as accurate)."),
+                            "at least as successful)."),
             "spec": spec, "rows": rows,
             "columns": [{"field": "name", "title": section["group_by"], "fmt": "name"},
                         {"field": "cost", "title": "cost / episode [CI]", "fmt": "usd",
@@ -555,7 +555,7 @@ def speedup_views(speedups: dict[str, Any] | None, confidence: float
     pct = f"{round(100 * confidence)}%"
     rows = [{"agent": r["agent"], "advantage": r.get("advantage"),
              "low": r.get("advantage_ci_low"), "high": r.get("advantage_ci_high"),
-             "accuracy": r.get("accuracy"), "tasks": r.get("tasks"),
+             "success_rate": r.get("success_rate"), "tasks": r.get("tasks"),
              "beat_oracle_share": r.get("beat_oracle_share")} for r in speedups["rows"]]
     rows = [r for r in rows if isinstance(r["advantage"], float | int)]
     views = []
@@ -571,7 +571,8 @@ def speedup_views(speedups: dict[str, Any] | None, confidence: float
                       "columns": [{"field": "agent", "title": "agent", "fmt": "name"},
                                   {"field": "advantage", "title": "advantage [CI]",
                                    "fmt": "num3", "lo": "low", "hi": "high"},
-                                  {"field": "accuracy", "title": "accuracy", "fmt": "pct"},
+                                  {"field": "success_rate", "title": "success rate",
+                                   "fmt": "pct"},
                                   {"field": "beat_oracle_share", "title": "beat oracle",
                                    "fmt": "pct"},
                                   {"field": "tasks", "title": "tasks", "fmt": "int"}],

@@ -208,6 +208,151 @@ async def _code_extras(handle: FrameworkHandle, scenario: Scenario, cfg: RunConf
     return extra
 
 
+@dataclass
+class _Attempt:
+    """One question asked once: the answer (None on timeout or error) and its cost."""
+
+    status: str
+    answer: Answer | None
+    latency: float
+    ctx: QueryContext
+    error_type: str | None = None
+    error_message: str | None = None
+
+    def usage(self) -> UsageSummary | None:
+        """The answer's usage, else what the framework reported on the context (kept on a
+        timeout), with the context's model when the usage names none."""
+        answer, ctx = self.answer, self.ctx
+        usage = answer.usage if answer is not None and answer.usage is not None \
+            else ctx.usage()
+        if usage is not None and usage.model is None and ctx.model:
+            usage = usage.model_copy(update={"model": ctx.model})
+        return usage
+
+
+@dataclass
+class _Scored:
+    """Scores, extra fields and per-score errors of one attempt, filled step by step."""
+
+    scores: dict[str, float | None]
+    extra: dict[str, Any]
+    score_errors: dict[str, str] = field(default_factory=dict)
+    judge_usage: UsageSummary | None = None
+    judge_failed: bool = False
+
+
+async def _ask(fw: Any, question: Any, run: int, cfg: RunConfig, with_ctx: bool) -> _Attempt:
+    """Query once under the timeout; a timeout or an exception becomes the status."""
+    ctx = QueryContext(question.id, run)
+    args = (question.text, ctx) if with_ctx else (question.text,)
+    t0 = time.perf_counter()
+    try:
+        raw = await asyncio.wait_for(call_maybe_async(fw.query, *args), cfg.query_timeout_s)
+        return _Attempt("completed", Answer.coerce(raw), time.perf_counter() - t0, ctx)
+    except TimeoutError:
+        return _Attempt("timeout", None, cfg.query_timeout_s, ctx, "timeout",
+                        f"no answer within {cfg.query_timeout_s:g} s")
+    except Exception as exc:  # one question must never abort the run
+        message = redact_text(f"{exc}")[:2000] or "".join(
+            traceback.format_exception_only(exc)).strip()
+        return _Attempt("error", None, time.perf_counter() - t0, ctx, type(exc).__name__,
+                        message)
+
+
+def _answer_scores(scenario: Scenario, question: Any, attempt: _Attempt) -> _Scored:
+    """Retrieval, profile and lexical scores of the answer (the LLM judge comes after)."""
+    ctx, answer = attempt.ctx, attempt.answer
+    scored = _Scored({c: None for c in CRITERIA},
+                     {"tool_trace": ctx.tool_trace, "agents_used": list(ctx.agents_used)})
+    if answer is None:
+        scored.score_errors.update({c: f"not judged: {attempt.status}" for c in CRITERIA})
+        return scored
+    meta = dict(answer.metadata)
+    scored.extra["tool_trace"] = meta.pop("tool_trace", None) or ctx.tool_trace
+    scored.extra["agents_used"] = meta.pop("agents_used", None) or list(ctx.agents_used)
+    meta.pop("contexts", None)
+    if meta:
+        scored.extra["answer_metadata"] = meta
+    scored.scores["retrieval_precision"] = retrieval_precision(
+        answer.sources, question.expected_sources)
+    scored.scores["retrieval_recall"] = retrieval_recall(answer.sources,
+                                                         question.expected_sources)
+    try:
+        pscores, pextra = _profile_scores(scenario, question, answer)
+        scored.scores.update(pscores)
+        scored.extra.update(pextra)
+    except Exception as exc:
+        scored.score_errors["profile"] = f"{type(exc).__name__}: {exc}"
+    if question.expected_answer:
+        lex = lexical_scores(answer.text, question.expected_answer)
+        scored.scores["lexical_exact_match"] = lex["exact_match"]
+        scored.scores["lexical_token_f1"] = lex["token_f1"]
+    return scored
+
+
+async def _judge(judge: JudgeClient | None, question: Any, answer: Answer,
+                 docs: dict[str, str], scored: _Scored) -> None:
+    """The LLM answer judge's scores; a failed (or absent) judge leaves them missing."""
+    if judge is None:
+        scored.score_errors.update(
+            {c: "no LLM judge configured (--judge-model)" for c in CRITERIA})
+        return
+    verdict = await judge_answer(judge, question.text, question.expected_answer,
+                                 answer.text, _source_texts(answer, docs))
+    scored.scores.update(verdict.scores)
+    scored.judge_usage = verdict.usage
+    scored.extra.update({"judge_reasoning": verdict.reasoning, "judge_model": verdict.model,
+                         "judge_cached": verdict.cached})
+    if verdict.error:
+        scored.score_errors.update({c: verdict.error for c in CRITERIA})
+        scored.judge_failed = True
+
+
+def _episode(exp: ExperimentRecord, question: Any, run: int, attempt: _Attempt,
+             scored: _Scored) -> EpisodeRecord:
+    extra = dict(scored.extra)
+    if scored.score_errors:
+        extra["score_errors"] = scored.score_errors
+    answer = attempt.answer
+    return episode_for(
+        exp.experiment_id, question_id=question.id, run=run, question=question.text,
+        expected=question.expected_answer, expected_sources=question.expected_sources,
+        status=attempt.status, answer=answer.text if answer is not None else TIMEOUT_ANSWER,
+        sources=answer.sources if answer is not None else None, wall_time_s=attempt.latency,
+        usage=attempt.usage(), judge_usage=scored.judge_usage, scores=scored.scores,
+        error_type=attempt.error_type, error_message=attempt.error_message, extra=extra)
+
+
+def _open_experiment(scenario: Scenario, handle: FrameworkHandle, cfg: RunConfig,
+                     judge: JudgeClient | None, run_dir: Path,
+                     mode_config: dict[str, Any]) -> tuple[ExperimentRecord, Path]:
+    """The run's experiment record, written to the run directory; on resume it keeps the
+    original id, timestamp and extra."""
+    settings: dict[str, Any] = {"runs": cfg.runs, "query_timeout_s": cfg.query_timeout_s,
+                                "framework_spec": handle.spec, "kind": handle.kind,
+                                "mode_config": mode_config}
+    if judge is not None:
+        settings["judge"] = judge.config.describe()
+    model = getattr(handle.instance, "llm_model", None) or scenario.llm_model
+    exp = experiment_for(scenario, handle.name, cfg.mode, run_dir, model=model,
+                         settings=settings)
+    exp_path = run_dir / EXPERIMENT_FILE
+    if exp_path.is_file():
+        old = parse_record(ExperimentRecord, read_json_file(exp_path), file=str(exp_path))
+        exp.timestamp, exp.extra = old.timestamp, dict(old.extra)
+    atomic_write_text(exp_path, record_json(exp, indent=2))
+    return exp, exp_path
+
+
+async def _prepare_framework(fw: Any, cfg: RunConfig, mode_config: dict[str, Any],
+                             scenario: Scenario) -> None:
+    """``configure`` (if the framework has it) and ``ingest``, once and untimed."""
+    configure = getattr(fw, "configure", None)
+    if callable(configure):
+        configure(cfg.mode, mode_config, scenario)
+    await call_maybe_async(fw.ingest, list(scenario.documents))
+
+
 async def run_scenario(
     scenario: Scenario,
     handle: FrameworkHandle,
@@ -222,19 +367,7 @@ async def run_scenario(
     fw = handle.instance
     mode_config = scenario.mode_config(cfg.mode) if scenario.modes else {}
     run_dir = run_dir_for(cfg.output_dir, handle.name, scenario.name, cfg.mode).resolve()
-    settings: dict[str, Any] = {"runs": cfg.runs, "query_timeout_s": cfg.query_timeout_s,
-                                "framework_spec": handle.spec, "kind": handle.kind,
-                                "mode_config": mode_config}
-    if judge is not None:
-        settings["judge"] = judge.config.describe()
-    model = getattr(fw, "llm_model", None) or scenario.llm_model
-    exp = experiment_for(scenario, handle.name, cfg.mode, run_dir, model=model,
-                         settings=settings)
-    exp_path = run_dir / EXPERIMENT_FILE
-    if exp_path.is_file():  # resume: keep the original id and timestamp
-        old = parse_record(ExperimentRecord, read_json_file(exp_path), file=str(exp_path))
-        exp.timestamp, exp.extra = old.timestamp, dict(old.extra)
-    atomic_write_text(exp_path, record_json(exp, indent=2))
+    exp, exp_path = _open_experiment(scenario, handle, cfg, judge, run_dir, mode_config)
     _write_store_rows(store, exp, [], str(run_dir))
     summary = RunSummary(run_dir, exp.experiment_id, exp.experiment_name)
 
@@ -243,105 +376,33 @@ async def run_scenario(
             if trajectory_id_for(q.id, r) not in done]
     summary.planned = cfg.runs * len(scenario.questions)
     summary.resumed = summary.planned - len(todo)
-
     if todo:
-        configure = getattr(fw, "configure", None)
-        if callable(configure):
-            configure(cfg.mode, mode_config, scenario)
-        await call_maybe_async(fw.ingest, list(scenario.documents))
+        await _prepare_framework(fw, cfg, mode_config, scenario)
+
     with_ctx = takes_context(fw.query)
     docs = {d.source: d.text for d in scenario.documents}
     sem = asyncio.Semaphore(max(1, cfg.concurrency))
+    buffer = _StoreBuffer(store)
     query_time = 0.0
 
     async def one(question: Any, run: int) -> None:
         nonlocal query_time
         async with sem:
-            ctx = QueryContext(question.id, run)
-            args = (question.text, ctx) if with_ctx else (question.text,)
-            t0 = time.perf_counter()
-            status, err_type, err_msg, answer = "completed", None, None, None
-            try:
-                raw = await asyncio.wait_for(call_maybe_async(fw.query, *args),
-                                             cfg.query_timeout_s)
-                answer = Answer.coerce(raw)
-                latency = time.perf_counter() - t0
-            except TimeoutError:
-                status, err_type = "timeout", "timeout"
-                err_msg = f"no answer within {cfg.query_timeout_s:g} s"
-                latency = cfg.query_timeout_s
-            except Exception as exc:  # one question must never abort the run
-                status, err_type = "error", type(exc).__name__
-                err_msg = redact_text(f"{exc}")[:2000] or "".join(
-                    traceback.format_exception_only(exc)).strip()
-                latency = time.perf_counter() - t0
-            query_time += latency
-            usage = answer.usage if answer is not None and answer.usage is not None \
-                else ctx.usage()
-            if usage is not None and usage.model is None and ctx.model:
-                usage = usage.model_copy(update={"model": ctx.model})
-            scores: dict[str, float | None] = {c: None for c in CRITERIA}
-            extra: dict[str, Any] = {"tool_trace": ctx.tool_trace, "agents_used":
-                                     list(ctx.agents_used)}
-            judge_usage: UsageSummary | None = None
-            score_errors: dict[str, str] = {}
-            if answer is not None:
-                meta = dict(answer.metadata)
-                extra["tool_trace"] = meta.pop("tool_trace", None) or ctx.tool_trace
-                extra["agents_used"] = meta.pop("agents_used", None) or list(ctx.agents_used)
-                meta.pop("contexts", None)
-                if meta:
-                    extra["answer_metadata"] = meta
-                scores["retrieval_precision"] = retrieval_precision(
-                    answer.sources, question.expected_sources)
-                scores["retrieval_recall"] = retrieval_recall(
-                    answer.sources, question.expected_sources)
-                try:
-                    pscores, pextra = _profile_scores(scenario, question, answer)
-                    scores.update(pscores)
-                    extra.update(pextra)
-                except Exception as exc:
-                    score_errors["profile"] = f"{type(exc).__name__}: {exc}"
-                if question.expected_answer:
-                    lex = lexical_scores(answer.text, question.expected_answer)
-                    scores["lexical_exact_match"] = lex["exact_match"]
-                    scores["lexical_token_f1"] = lex["token_f1"]
-                if judge is not None:
-                    verdict = await judge_answer(judge, question.text, question.expected_answer,
-                                                 answer.text, _source_texts(answer, docs))
-                    scores.update(verdict.scores)
-                    judge_usage = verdict.usage
-                    extra["judge_reasoning"] = verdict.reasoning
-                    extra["judge_model"] = verdict.model
-                    extra["judge_cached"] = verdict.cached
-                    if verdict.error:
-                        for c in CRITERIA:
-                            score_errors[c] = verdict.error
-                        summary.judge_failures += 1
-                else:
-                    for c in CRITERIA:
-                        score_errors[c] = "no LLM judge configured (--judge-model)"
-            else:
-                for c in CRITERIA:
-                    score_errors[c] = f"not judged: {status}"
-            if score_errors:
-                extra["score_errors"] = score_errors
-            ep = episode_for(
-                exp.experiment_id, question_id=question.id, run=run, question=question.text,
-                expected=question.expected_answer, expected_sources=question.expected_sources,
-                status=status, answer=answer.text if answer is not None else TIMEOUT_ANSWER,
-                sources=answer.sources if answer is not None else None, wall_time_s=latency,
-                usage=usage, judge_usage=judge_usage, scores=scores, error_type=err_type,
-                error_message=err_msg, extra=extra)
+            attempt = await _ask(fw, question, run, cfg, with_ctx)
+            query_time += attempt.latency
+            scored = _answer_scores(scenario, question, attempt)
+            if attempt.answer is not None:
+                await _judge(judge, question, attempt.answer, docs, scored)
+            summary.judge_failures += int(scored.judge_failed)
+            ep = _episode(exp, question, run, attempt, scored)
             path = run_dir / EPISODES_DIR / ep.trajectory_id / EPISODE_FILE
             atomic_write_text(path, record_json(ep, indent=2))
             buffer.add(ep, str(run_dir))
             summary.done += 1
-            summary.statuses[status] += 1
+            summary.statuses[attempt.status] += 1
             if on_episode is not None:
                 on_episode(ep)
 
-    buffer = _StoreBuffer(store)
     try:
         await asyncio.gather(*(one(q, r) for q, r in todo))
     finally:

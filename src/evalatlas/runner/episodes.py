@@ -3,10 +3,11 @@
 One :class:`ExperimentRecord` per framework x scenario x mode; one
 :class:`EpisodeRecord` per question x run (``trajectory_id = f"{qid}__run{run}"``).
 
-Reward: ``(correctness - 1) / 4`` (the 1-5 judge scale mapped to 0-1, so success means
-correctness > 1) when a correctness score exists; ``0.0`` for timeouts and errors (the
-seed scores a timed-out question 0); ``None`` (an unknown outcome, not a failure) with
-``extra["reward_missing"] = True`` when the judge failed or no judge ran. Metrics read
+Reward: :func:`evalatlas.metrics.outcomes.reward_from_correctness` (the 1-5 judge scale
+mapped to 0-1 and clamped there, so success means correctness > 1) when a correctness
+score exists; ``0.0`` for timeouts and errors (the seed scores a timed-out question 0);
+``None`` (an unknown outcome, not a failure) with ``extra["reward_missing"] = True`` when
+the judge failed or no judge ran. Metrics read
 ``scores["correctness"]`` (None-aware).
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.frameworks import Scenario, trajectory_id_for
+from evalatlas.metrics.outcomes import reward_from_correctness
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.models import (
     AgentInfo,
@@ -25,13 +27,6 @@ from evalatlas.records.models import (
     ExperimentRecord,
     UsageSummary,
 )
-
-
-def reward_from_correctness(correctness: float | None) -> float | None:
-    """``(correctness - 1) / 4`` on the 1-5 scale; None when correctness is missing."""
-    if correctness is None:
-        return None
-    return (correctness - 1.0) / 4.0
 
 
 def experiment_for(

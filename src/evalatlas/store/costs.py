@@ -11,7 +11,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from evalatlas.pricing import PricePeriod, cost_from_price, default_book
+from evalatlas.pricing import (
+    UNKNOWN_MODEL_ZERO,
+    PricePeriod,
+    cost_from_price,
+    default_book,
+    unpriced_cost,
+)
 
 
 class Store(Protocol):
@@ -92,10 +98,11 @@ def _price_model(
           AND (e.prompt_tokens IS NOT NULL OR e.completion_tokens IS NOT NULL)
           AND {scope}"""
     if periods is None:
-        if unknown_model_cost == "zero":  # the seeds' "$0 for unknown models", on request
+        cost = unpriced_cost(unknown_model_cost)  # the one unknown-cost rule
+        if cost is not None:
             store.con.execute(f"""
-                UPDATE episodes e SET cost_source = 'computed: unknown model, $0',
-                  cost_usd = 0.0 WHERE {where}""", [model, *params])
+                UPDATE episodes e SET cost_source = ?, cost_usd = ? WHERE {where}""",
+                [UNKNOWN_MODEL_ZERO, cost, model, *params])
         return
     today = datetime.now(tz=UTC).date().isoformat()
     period = _period_sql(periods)
