@@ -105,7 +105,8 @@ def test_directory_named_like_a_file(corpus: tuple) -> None:
 def test_fifty_megabyte_line(corpus: tuple) -> None:
     p = _only(corpus[1], "huge_line.jsonl")
     assert p.line == 1
-    assert p.reason.endswith("bytes, over the 16,777,216-byte limit for one record")
+    assert p.reason.endswith("bytes, over the 16,777,216-byte limit for one record (raise it "
+                             "with --max-line-bytes)")
 
 
 def test_the_rest_of_the_input_is_ingested(corpus: tuple) -> None:

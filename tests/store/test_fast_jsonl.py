@@ -106,7 +106,7 @@ def test_late_experiment_record_fills_model_and_cost(tmp_path: Path, data) -> No
     (lambda r: r.update(rewrad=1), "'rewrad'", 1),
     (lambda r: r.update(score=r.pop("reward")), "'score'", 0),  # alias: valid, exact path
     (lambda r: r["usage"].update(_type="x"), "'_type' in usage", 0),  # dropped by exact path
-    (lambda r: r.update(n_steps="many"), "could not read", 1),
+    (lambda r: r.update(n_steps="many"), 'n_steps is VARCHAR', 1),
     (lambda r: r["usage"].update(prompt_tokens=-1), "negative value", 1),
     (lambda r: r.update(trajectory_id="../x"), "unsafe trajectory_id", 1),
     (lambda r: r.update(success=not r["success"]), "success contradicts reward", 1),

@@ -32,8 +32,12 @@ def test_examples_ingest_and_idempotence(tmp_path: Path) -> None:
         rep = ingest_paths(store, [EXAMPLES])
         assert (rep.experiments, rep.episodes, rep.rejected) == (3, 180, 0)
         first = store.query("SELECT * FROM episodes ORDER BY experiment_id, trajectory_id")
-        rep2 = ingest_paths(store, [EXAMPLES])
+        rep2 = ingest_paths(store, [EXAMPLES], force=True)
         assert rep2.episodes == 180
+        assert counts(store) == (3, 180, 0)
+        # Without force the unchanged JSONL file is skipped (directories are re-read).
+        rep3 = ingest_paths(store, [EXAMPLES])
+        assert [Path(p).name for p in rep3.unchanged] == ["tiny-mini-toybench.jsonl"]
         assert counts(store) == (3, 180, 0)
         again = store.query("SELECT * FROM episodes ORDER BY experiment_id, trajectory_id")
     strip = [{k: v for k, v in r.items() if k != "ingest_batch"} for r in first]
@@ -93,8 +97,8 @@ def test_bad_records_quarantined_good_ones_kept(tmp_path: Path) -> None:
         ingest_paths(store, [src])
         assert store.count("quarantine") == 1
     assert q == [{"source_file": str(src), "line": 2, "record": "b", "field": "reward",
-                  "reason": "reward: Input should be a valid number, unable to parse string "
-                            "as a number"}]
+                  "reason": "reward: Value error, must be a JSON number or null, got str "
+                            "'high'"}]
 
 
 def test_episodes_without_experiment_still_count(tmp_path: Path) -> None:

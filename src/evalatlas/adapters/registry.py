@@ -13,7 +13,8 @@ from evalatlas.adapters.base import Adapter
 from evalatlas.errors import Problem
 from evalatlas.walk import Skipped, TreeWalk
 
-_FILE_SUFFIXES = {".jsonl", ".ndjson", ".json", ".csv", ".eval", ".cast", ".yaml", ".yml"}
+_FILE_SUFFIXES = {".jsonl", ".ndjson", ".gz", ".zst", ".json", ".csv", ".eval", ".cast",
+                  ".yaml", ".yml"}
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules", ".hypothesis", ".pytest_cache"}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -58,7 +59,14 @@ def loads_strict(text: str | bytes) -> Any:
         seen.append(name)
         return _NonFinite(name)
 
-    value = json.loads(text, parse_constant=constant)
+    def number(literal: str) -> float | _NonFinite:
+        value = float(literal)
+        if math.isinf(value):  # 1e999: valid JSON syntax, but no double holds it
+            seen.append(literal)
+            return _NonFinite(literal)
+        return value
+
+    value = json.loads(text, parse_constant=constant, parse_float=number)
     if seen:
         found = _find_non_finite(value)
         field, literal = found if found else (None, seen[0])
@@ -81,21 +89,61 @@ def describe_json_error(exc: Exception, *, single_line: bool = False) -> str:
     return str(exc)
 
 
-def parse_jsonl_line(raw: bytes, path: Path, lineno: int) -> Any:
-    """One JSONL line as a value, or a :class:`Problem` naming file, line and field."""
+def nesting_depth(value: Any) -> int:
+    """Deepest nesting of objects and arrays in ``value`` (a scalar is 0), iteratively."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            deepest = max(deepest, d)
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            deepest = max(deepest, d)
+            stack.extend((x, d + 1) for x in v)
+    return deepest
+
+
+def too_deep_reason(max_depth: int) -> str:
+    return (f"nested more than {max_depth} levels deep (objects and arrays); raise the limit "
+            "with --max-json-depth")
+
+
+def parse_jsonl_line(raw: bytes, path: Path | str, lineno: int, max_depth: int = 100) -> Any:
+    """One JSONL line as a value, or a :class:`Problem` naming file, line and field.
+
+    Decisions (the fast path makes the same ones): NaN, Infinity and numbers too large
+    for a double (``1e999``) are rejected naming the field; a record nested deeper than
+    ``max_depth`` is rejected; a lone surrogate escape (``"\\ud800"``) is rejected when
+    the record is stored (it cannot be encoded as UTF-8); duplicate keys: the last value
+    wins, as in Python's ``json``.
+    """
     try:
-        return loads_strict(raw.decode("utf-8"))
+        value = loads_strict(raw.decode("utf-8"))
     except NonFiniteJSONError as exc:
         return Problem(str(path), str(exc), field=exc.field, line=lineno)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return Problem(str(path), describe_json_error(exc, single_line=True), line=lineno)
+    except RecursionError:
+        return Problem(str(path), too_deep_reason(max_depth), line=lineno)
+    # Only a line with at least max_depth openers can be that deep: skip the walk otherwise.
+    if raw.count(b"{") + raw.count(b"[") > max_depth and nesting_depth(value) > max_depth:
+        return Problem(str(path), too_deep_reason(max_depth), line=lineno)
+    return value
 
 
 def read_json_file(path: Path) -> Any:
     """Read one JSON document, raising :class:`InputError` naming the file on any failure."""
     if path.is_dir():
         raise InputError.at(path, "is a directory, expected a JSON file")
+    from evalatlas.records import limits
+
+    limit = limits.current().max_record_bytes
     try:
+        size = path.stat().st_size
+        if size > limit:
+            raise InputError.at(path, f"file is {size:,} bytes, over the {limit:,}-byte limit "
+                                "for one JSON document (raise it with --max-record-bytes)")
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError.at(path, f"cannot read: {exc.strerror or exc}") from exc
@@ -107,6 +155,8 @@ def read_json_file(path: Path) -> Any:
         raise InputError.at(path, str(exc), field=exc.field) from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError.at(path, describe_json_error(exc)) from exc
+    except RecursionError as exc:
+        raise InputError.at(path, too_deep_reason(limits.current().max_json_depth)) from exc
 
 
 _LINE_BREAKERS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}

@@ -383,6 +383,16 @@ class EpisodeRecord(Record):
                              f"'judge:<model>', got {v!r}")
         return v
 
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _reward_is_a_number(cls, v: Any) -> Any:
+        # A boolean is success's job and a string is not a number: pydantic would
+        # quietly read True and "0.5" as floats.
+        if isinstance(v, bool) or not isinstance(v, int | float | None):
+            raise ValueError(f"must be a JSON number or null, got {type(v).__name__} "
+                             f"{v!r:.40}")
+        return v
+
     @model_validator(mode="after")
     def _invariant_success(self) -> EpisodeRecord:
         if self.reward is None:

@@ -1,34 +1,50 @@
-"""DuckDB-native ingest of large, clean JSONL files of episode records.
+"""DuckDB-native ingest of JSONL episodes, chunk by chunk.
 
 Why: validating one pydantic model per line runs at ~10k records/s, while DuckDB's own
-``read_json`` parses ~300k/s. For a file that is entirely clean, the checks the record
-contract makes can be expressed in SQL over DuckDB's typed parse, so the file goes
-straight from disk to the store. The moment anything is not provably clean the fast path
-gives up and the exact per-record path (:mod:`evalatlas.adapters.jsonl`) ingests the
-file instead, with its precise, located errors. Both paths store the same rows; the
-tests check this on the same input.
+``read_json`` parses ~300k/s. For records that are provably clean, the record contract's
+checks can be expressed over DuckDB's parse, so a chunk goes straight to the store.
+Anything not provably clean sends that chunk (not the file) through the exact per-record
+path (:mod:`evalatlas.adapters.jsonl`), which makes the decision and gives the located
+error; so both paths store the same rows and quarantine the same records, by
+construction. ``tests/store/test_bad_inputs.py`` runs every corpus case through both.
 
-Give-up conditions (any one): a key outside the record contract at the top level or in
-``usage`` / ``judge_usage`` / ``verifier`` (this also catches cube's EEE-aligned alias
-names, ``_type`` keys, and experiment or measurement lines, all of which the exact path
-handles); malformed JSON or a value DuckDB cannot cast to the contract's type; blank
-lines; a missing required field or a null reward (the exact path tells an unknown outcome
-from a missing key); NaN or infinity; a negative count; an unsafe
-trajectory id; an unknown status; ``success`` contradicting ``reward > 0``; a duplicate
-key within the file.
+Per chunk (about 32 MB of whole lines, see :mod:`evalatlas.adapters.jsonl_stream`):
 
-DuckDB's JSON reader is not a pydantic validator: it casts a JSON number to a string
-column ("5" for ``tool_names: [5]``) where pydantic would refuse; that is the one known
-leniency of this path.
+1. **Shape pass** (one parse, on a private in-memory connection because
+   ``json_structure`` can invalidate a connection on absurdly deep input):
+   ``json_structure`` of every line, grouped, so Python checks a handful of distinct
+   shapes against the contract: every key known at the closed levels (top, ``usage``,
+   ``judge_usage``, ``verifier``, ``findings``' named keys), every value of the JSON
+   type the contract wants (an integer where a count goes, so ``2.5`` or ``true`` never
+   reaches a BIGINT cast; a number for ``reward``, never a boolean or string; an object
+   for ``extra``; strings in ``tool_names``). Lines that are experiment records or
+   measurements are picked out here and go through the exact path, so mixed files keep
+   the fast path for their episodes. Lines that might be too deep or hold a number no
+   double can hold (``1e999``) are flagged by cheap upper bounds and declined.
+2. **Typed read** of the episode lines into a staging table, then SQL checks: required
+   fields, finite numbers, ranges (no negatives, reward in [0, 1], attempt fits INTEGER),
+   safe trajectory ids, status, ``success`` = ``reward > 0``, no duplicate key within
+   the chunk or with an earlier chunk of the file.
+3. **Commit**: delete-then-insert into ``episodes`` plus the batch row, in one
+   transaction per chunk (the exact path's guarantee per batch).
+
+Memory is bounded by the chunk, not the file. Known difference: DuckDB keeps the JSON
+text of ``extra`` as written, so duplicate keys inside ``extra`` stay in the stored text
+(reading it back with any JSON parser gives the last value, as the exact path stores).
 """
 
 from __future__ import annotations
 
-import mmap
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
+from evalatlas.adapters.jsonl_stream import Chunk
+from evalatlas.records.limits import current as current_limits
 from evalatlas.records.models import FORMAT_VERSION
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.db import Store
@@ -47,14 +63,14 @@ _USAGE_STRUCT = "STRUCT(" + ", ".join(f"{k} {t}" for k, t in _USAGE_FIELDS.items
 _EPISODE_FIELDS = {
     "experiment_id": "VARCHAR", "task_id": "VARCHAR", "task_version_hash": "VARCHAR",
     "seed": "BIGINT", "split": "VARCHAR", "task_description": "VARCHAR",
-    "tool_names": "VARCHAR[]", "success": "BOOLEAN", "reward": "DOUBLE",
+    "tool_names": "JSON", "success": "BOOLEAN", "reward": "DOUBLE",
     "error_type": "VARCHAR", "n_steps": "BIGINT", "n_agent_steps": "BIGINT",
     "n_env_steps": "BIGINT", "wall_time_s": "DOUBLE", "usage": _USAGE_STRUCT,
     "trajectory_id": "VARCHAR", "timestamp": "DOUBLE", "verifier": "JSON",
     "findings": "JSON", "attempt": "BIGINT", "status": "VARCHAR", "error_message": "VARCHAR",
-    "scores": "MAP(VARCHAR, DOUBLE)", "input_text": "VARCHAR", "output_text": "VARCHAR",
-    "expected_text": "VARCHAR", "retrieved_sources": "VARCHAR[]",
-    "expected_sources": "VARCHAR[]", "judge_usage": _USAGE_STRUCT,
+    "scores": "JSON", "input_text": "VARCHAR", "output_text": "VARCHAR",
+    "expected_text": "VARCHAR", "retrieved_sources": "JSON",
+    "expected_sources": "JSON", "judge_usage": _USAGE_STRUCT,
     "investigation_metadata": "JSON", "extra": "JSON", "format_version": "BIGINT",
 }
 _VERIFIER_KEYS = {"ref", "source"}
@@ -62,60 +78,126 @@ _STATUSES = ("completed", "error", "timeout", "max_steps", "cancelled", "incompl
              "skipped")
 
 
+
 class NotClean(Exception):
-    """The file is not provably clean; use the exact path."""
+    """This chunk is not provably clean; use the exact path for it."""
 
 
 def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _count_lines(path: Path) -> int:
-    """Number of lines (a last line without a newline counts). Blank or whitespace-only
-    lines show up later as fewer JSON objects than lines, which declines the fast path."""
-    if path.stat().st_size == 0:
-        return 0
-    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        n = mm[:].count(b"\n") if len(mm) < (1 << 20) else _count_newlines(mm)
-        return n if mm[-1:] == b"\n" else n + 1
-
-
-def _count_newlines(mm: mmap.mmap, chunk: int = 64 * 1024 * 1024) -> int:
-    n = 0
-    for start in range(0, len(mm), chunk):
-        n += mm[start:start + chunk].count(b"\n")
-    return n
-
-
-_NESTED = ("usage", "judge_usage", "verifier")
 _COST_SOURCE = "'(reported|computed)(: .*)?'"
 """RE2 full match of a valid ``cost_source`` (the record contract's pattern)."""
 
 
-def _check_keys(con: duckdb.DuckDBPyConnection, src: str) -> None:
-    """One scan collecting every key at the levels the contract closes (top, usage,
-    judge_usage, verifier); any key outside it declines the fast path.
+# -- 1. shape pass ---------------------------------------------------------------------
+_INT = frozenset({"UBIGINT", "BIGINT"})
+_NUM = _INT | {"DOUBLE"}
+_STR = frozenset({"VARCHAR"})
+_NULL = frozenset({"NULL"})
+_BOOL = frozenset({"BOOLEAN"})
+_ARR = frozenset({"ARRAY"})
+_OBJ = frozenset({"OBJECT"})
+_USAGE_SPEC: dict[str, frozenset[str]] = {
+    **{k: _INT | _NULL for k in ("prompt_tokens", "completion_tokens", "total_tokens",
+                                   "cached_tokens", "cache_creation_tokens",
+                                   "reasoning_tokens", "n_llm_calls")},
+    "total_cost_usd": _NUM | _NULL, "cost_source": _STR | _NULL, "model": _STR | _NULL,
+}
+_EPISODE_SPEC: dict[str, frozenset[str]] = {
+    "experiment_id": _STR, "task_id": _STR, "trajectory_id": _STR, "status": _STR,
+    "reward": _NUM, "success": _BOOL | _NULL, "tool_names": _ARR,
+    "retrieved_sources": _ARR | _NULL, "expected_sources": _ARR | _NULL,
+    "usage": _OBJ, "judge_usage": _OBJ | _NULL, "verifier": _OBJ | _NULL,
+    "findings": _OBJ | _NULL, "scores": _OBJ, "extra": _OBJ,
+    "investigation_metadata": _OBJ | _NULL,
+    **{k: _STR | _NULL for k in ("task_version_hash", "split", "task_description",
+                                   "error_type", "error_message", "input_text",
+                                   "output_text", "expected_text")},
+    **{k: _INT | _NULL for k in ("seed", "n_steps", "n_agent_steps", "n_env_steps",
+                                   "attempt", "format_version")},
+    **{k: _NUM | _NULL for k in ("wall_time_s", "timestamp")},
+}
+_NESTED_SPEC: dict[str, dict[str, frozenset[str]]] = {
+    "usage": _USAGE_SPEC, "judge_usage": _USAGE_SPEC,
+    "verifier": {"ref": _STR | _NULL, "source": _STR | _NULL},
+    "findings": {"difficulty": _STR | _NULL, "feasible": _BOOL | _NULL,
+                 "failure_root_cause": _STR | _NULL},
+}
+_OPEN = {"findings"}  # extra keys are allowed here (but not the dropped ``_type``)
+_REQUIRED = ("experiment_id", "task_id", "trajectory_id", "reward")
+_TYPE_PATHS = [f"$.{k}" for k in _EPISODE_SPEC] + [
+    f"$.{o}.{k}" for o, spec in _NESTED_SPEC.items() for k in spec]
+_KEY_PATHS = ["$", *(f"$.{o}" for o in _NESTED_SPEC)]
+_EXPERIMENT_MARK = ("agent", "experiment_name", "benchmark_subset", "benchmark", "sample_id")
 
-    The nested objects are extracted with one ``json_extract`` (one parse per line) and
-    their key lists unnested side by side, so DISTINCT sees a few dozen rows.
+
+def _sql_list(items: list[str]) -> str:
+    return "[" + ", ".join(_sql_str(x) for x in items) + "]"
+
+
+def keys_types_problem(keys: list[list[str]], types: list[str | None]) -> str | None:
+    """Why an episode line with these keys (top and nested closed objects) and these JSON
+    types (of :data:`_TYPE_PATHS`) needs the exact path, or None."""
+    scopes = ("top", *_NESTED_SPEC)
+    for scope, names in zip(scopes, keys, strict=True):
+        allowed = _EPISODE_SPEC if scope == "top" else _NESTED_SPEC[scope]
+        for name in names or ():
+            if name not in allowed and not (scope in _OPEN and name != "_type"):
+                where = "" if scope == "top" else f" in {scope}"
+                return f"key {name!r}{where} is not part of the fast path's contract"
+    for path, t in zip(_TYPE_PATHS, types, strict=True):
+        field_ = path[2:]
+        if t is None:
+            if field_ in _REQUIRED:
+                return f"missing required field: {field_}"
+            continue
+        scope, _, leaf = field_.partition(".")
+        want = _NESTED_SPEC[scope][leaf] if leaf else _EPISODE_SPEC[field_]
+        if t not in want:
+            return f"{field_} is {t}"
+    return None
+
+
+def _shape_sql(src: str, max_object: int) -> str:
+    """One parse per line: the key lists of the closed objects and the JSON type of
+    every contract field, grouped (a file has a handful of distinct shapes)."""
+    marks = ", ".join(f"list_contains(k[1], '{m}')" for m in _EXPERIMENT_MARK)
+    return f"""
+    SELECT k, t, [{marks}] AS x, count(*) AS n, list(ordinality) AS lines
+    FROM (SELECT ordinality, json_keys(json, {_sql_list(_KEY_PATHS)}) AS k,
+                 json_type(json, {_sql_list(_TYPE_PATHS)}) AS t
+          FROM read_json_objects({src}, format='newline_delimited',
+                                 maximum_object_size={max_object}) WITH ORDINALITY)
+    GROUP BY ALL
     """
-    paths = ", ".join(f"'$.{f}'" for f in _NESTED)
-    keys = ", ".join(f"unnest(json_keys(n[{i + 1}])) AS {f}" for i, f in enumerate(_NESTED))
-    rows = con.execute(f"""
-        SELECT DISTINCT unnest(json_keys(json)) AS top, {keys}
-        FROM (SELECT json, json_extract(json, [{paths}]) AS n
-              FROM read_json_objects({src}, format='newline_delimited'))
-    """).fetchall()
-    allowed = {"top": set(_EPISODE_FIELDS), "usage": set(_USAGE_FIELDS),
-               "judge_usage": set(_USAGE_FIELDS), "verifier": _VERIFIER_KEYS}
-    scopes = ("top", *_NESTED)
-    for row in rows:
-        for scope, key in zip(scopes, row, strict=True):
-            if key is not None and key not in allowed[scope]:
-                raise NotClean(f"key {key!r} in {scope} is not part of the fast path's "
-                               "contract")
 
 
+@dataclass
+class Shapes:
+    n_objects: int = 0
+    other_lines: list[int] = field(default_factory=list)
+
+
+def check_shapes(scratch: duckdb.DuckDBPyConnection, src: str, max_object: int) -> Shapes:
+    """Run the shape pass; raise NotClean with the first reason, else note which lines
+    are experiment records or measurements (told apart as the exact path does)."""
+    rows = scratch.execute(_shape_sql(src, max_object)).fetchall()
+    out = Shapes()
+    for keys, types, marks, n, other in rows:
+        out.n_objects += n
+        agent, name, subset, bench, sample = marks
+        if (agent and (name or subset)) or (bench and types[1] is None and not sample):
+            out.other_lines.extend(other or [])
+            continue
+        problem = keys_types_problem(keys, types)
+        if problem:
+            raise NotClean(problem)
+    return out
+
+
+# -- 2. typed read and checks ----------------------------------------------------------
 _CHECKS = f"""
     SELECT
       count(*) FILTER (WHERE experiment_id IS NULL OR task_id IS NULL OR reward IS NULL
@@ -147,11 +229,18 @@ _CHECKS = f"""
       count(*) FILTER (WHERE (usage.cost_source IS NOT NULL
                               AND NOT regexp_full_match(usage.cost_source, {_COST_SOURCE}))
                           OR (judge_usage.cost_source IS NOT NULL
-                              AND NOT regexp_full_match(judge_usage.cost_source, {_COST_SOURCE})))
+                              AND NOT regexp_full_match(judge_usage.cost_source,
+                                                        {_COST_SOURCE})))
         AS bad_cost_source,
-      count(*) - count(DISTINCT (experiment_id, trajectory_id)) AS duplicates,
+      count(*) FILTER (WHERE reward < 0 OR reward > 1) AS reward_range,
+      count(*) FILTER (WHERE attempt > 2147483647) AS attempt_range,
+      count(*) FILTER (WHERE _bad_list) AS bad_list,
+      count(*) FILTER (WHERE _bad_scores) AS bad_scores,
+      count(*) FILTER (WHERE _maybe_deep) AS maybe_deep,
+      count(*) FILTER (WHERE _maybe_huge) AS maybe_huge,
       count(*) FILTER (WHERE format_version < 1 OR format_version > {FORMAT_VERSION})
-        AS bad_format_version
+        AS bad_format_version,
+      count(*) - count(DISTINCT (experiment_id, trajectory_id)) AS duplicates
     FROM _fast_stage
 """
 
@@ -175,7 +264,7 @@ def _select_rows(source: str, batch_id: int) -> str:
     return f"""
     SELECT s.experiment_id, s.trajectory_id, s.task_id, s.task_version_hash,
       CAST(s.attempt AS INTEGER), s.seed, s.split, s.task_description,
-      coalesce(s.tool_names, []::VARCHAR[]), s.reward > 0, s.reward,
+      s.tool_names, s.reward > 0, s.reward,
       coalesce(s.status, 'completed'), s.error_type, s.error_message, s.n_steps,
       s.n_agent_steps, s.n_env_steps, s.wall_time_s, s.timestamp,
       s.usage.prompt_tokens, s.usage.completion_tokens,
@@ -196,51 +285,181 @@ def _select_rows(source: str, batch_id: int) -> str:
     """
 
 
-def try_fast_ingest(store: Store, path: Path, batch_id: int) -> int:
-    """Ingest ``path`` as one batch if it is provably clean; return the episode count.
 
-    Raises :class:`NotClean` (nothing written) when the exact path must be used.
+_STRINGS = r'\[\s*("([^"\\]|\\.)*"\s*(,\s*"([^"\\]|\\.)*"\s*)*)?\]'
+_NUMBER_OR_NULL = r'(-?[0-9][0-9.eE+-]*|null)'
+_KEY = r'"([^"\\]|\\.)*"\s*:\s*'
+_SCORES = (r'\{\s*(' + _KEY + _NUMBER_OR_NULL + r'\s*(,\s*' + _KEY + _NUMBER_OR_NULL
+           + r'\s*)*)?\}')
+_HUGE = r'[0-9.][eE][+]?0*[1-9][0-9]{2}|[0-9]{300}'
+
+
+def _openers(col: str) -> str:
+    v = f"{col}::VARCHAR"
+    return f"coalesce(length({v}) - length(replace(replace({v}, '{{', ''), '[', '')), 0)"
+
+
+def _stage_flags(max_depth: int) -> str:
+    """Per-row flags computed from the JSON text DuckDB kept: lists of strings only,
+    scores numbers or null, and cheap upper bounds for depth and overflow in the
+    free-form JSON (the exact path decides when a bound is hit)."""
+    lists = " OR ".join(f"NOT coalesce(regexp_full_match({c}::VARCHAR, '{_STRINGS}'), true)"
+                        for c in ("tool_names", "retrieved_sources", "expected_sources"))
+    free = ("extra", "findings", "investigation_metadata", "verifier")
+    deep = " + ".join(_openers(c) for c in free)
+    text = " || ".join(f"coalesce({c}::VARCHAR, '')" for c in free)
+    return f"""({lists} OR tool_names IS NULL) AS _bad_list,
+      NOT coalesce(regexp_full_match(scores::VARCHAR, '{_SCORES}'), true) AS _bad_scores,
+      ({deep}) > {max_depth} AS _maybe_deep,
+      regexp_matches({text}, '{_HUGE}') AS _maybe_huge"""
+
+
+_CHECK_NAMES = ("missing required field", "non-finite number", "negative value",
+                "unsafe trajectory_id", "unknown status", "success contradicts reward",
+                "unknown cost_source", "reward outside [0, 1]", "attempt too large",
+                "a list with a non-string item", "a score that is not a number",
+                "maybe nested too deep", "maybe a number too large for a double",
+                "unknown format_version", "duplicate trajectory_id")
+
+
+class FastJsonl:
+    """The fast path's state for one input file (or stream).
+
+    Holds a private scratch connection for the shape pass, a temporary directory for
+    the chunk being staged, and ``_fast_seen``: a hash and line per episode key already
+    taken by this file, so a duplicate in a later chunk is found without keeping every
+    key in Python.
     """
-    con = store.con
-    src = _sql_str(str(path))
-    n_lines = _count_lines(path)
-    if n_lines == 0:
-        raise NotClean("empty file")
-    try:
-        _check_keys(con, src)
+
+    def __init__(self, store: Store, source: str, max_depth: int = 100) -> None:
+        self.store = store
+        self.con = store.con
+        self.source = source
+        self.max_depth = max_depth
+        # Lines over the line limit never reach DuckDB (the chunker blanks them).
+        self.max_object = max(1 << 20, current_limits().max_line_bytes + 2)
+        self.scratch = duckdb.connect()
+        self.scratch.execute("SET enable_progress_bar = false; "
+                             "SET preserve_insertion_order = false")
+        self.tmpdir = tempfile.mkdtemp(prefix="evalatlas-chunk-")
+        self.tmp = os.path.join(self.tmpdir, "chunk.jsonl")
+        self.first_batch: int | None = None
+        self.con.execute("CREATE OR REPLACE TEMP TABLE _fast_seen (h UBIGINT, line BIGINT)")
+
+    def close(self) -> None:
+        self.con.execute("DROP TABLE IF EXISTS _fast_seen")
+        self.con.execute("DROP TABLE IF EXISTS _fast_stage")
+        self.scratch.close()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def stage(self, chunk: Chunk) -> Shapes:
+        """Stage the chunk's episode lines; raise NotClean when it needs the exact path.
+        Returns the shapes (which lines are experiment records or measurements)."""
+        if chunk.oversized:
+            raise NotClean("a line is over the length limit")
+        Path(self.tmp).write_bytes(chunk.data)
+        src = _sql_str(self.tmp)
+        try:
+            shapes = check_shapes(self.scratch, src, self.max_object)
+        except duckdb.FatalException as exc:  # the scratch connection is gone; renew it
+            self.scratch = duckdb.connect()
+            raise NotClean(f"DuckDB could not read it: {exc}") from exc
+        except duckdb.Error as exc:
+            raise NotClean(f"DuckDB could not read it as clean records: {exc}") from exc
+        if shapes.n_objects != chunk.n_lines:
+            raise NotClean(f"{chunk.n_lines} lines but {shapes.n_objects} JSON objects "
+                           "(blank lines?)")
         columns = "{" + ", ".join(f"{_sql_str(k)}: {_sql_str(t)}"
                                   for k, t in _EPISODE_FIELDS.items()) + "}"
-        con.execute("DROP TABLE IF EXISTS _fast_stage")
-        con.execute(f"""CREATE TEMP TABLE _fast_stage AS SELECT * FROM read_json({src},
-            format='newline_delimited', columns={columns}, maximum_object_size=16777216)""")
-        checks = con.execute(_CHECKS).fetchone()
-        names = ("missing required field", "non-finite number", "negative value",
-                 "unsafe trajectory_id", "unknown status", "success contradicts reward",
-                 "unknown cost_source", "duplicate trajectory_id",
-                 "unknown format_version")
-        bad = [f"{name}: {n}" for name, n in zip(names, checks, strict=True) if n]
-        if bad:
-            raise NotClean("; ".join(bad))
+        skip = ""
+        if shapes.other_lines:
+            skip = f"WHERE ordinality NOT IN ({', '.join(map(str, shapes.other_lines))})"
+        try:
+            self.con.execute("DROP TABLE IF EXISTS _fast_stage")
+            self.con.execute(f"""CREATE TEMP TABLE _fast_stage AS
+                SELECT * EXCLUDE (ordinality, tool_names, retrieved_sources, expected_sources,
+                                  scores),
+                  ordinality + {chunk.first_line - 1} AS _line,
+                  tool_names::VARCHAR[] AS tool_names,
+                  retrieved_sources::VARCHAR[] AS retrieved_sources,
+                  expected_sources::VARCHAR[] AS expected_sources,
+                  json_transform(scores, '"MAP(VARCHAR, DOUBLE)"') AS scores,
+                  {_stage_flags(self.max_depth)}
+                FROM read_json({src}, format='newline_delimited', columns={columns},
+                               maximum_object_size={self.max_object}) WITH ORDINALITY {skip}""")
+            checks = self.con.execute(_CHECKS).fetchone()
+            bad = [f"{name}: {n}" for name, n in zip(_CHECK_NAMES, checks, strict=True) if n]
+            if bad:
+                raise NotClean("; ".join(bad))
+            dup = self.con.execute(
+                "SELECT count(*) FROM _fast_stage s JOIN _fast_seen f "
+                "ON hash(s.experiment_id, s.trajectory_id) = f.h").fetchone()[0]
+            if dup:
+                raise NotClean(f"duplicate trajectory_id with an earlier chunk: {dup}")
+        except duckdb.Error as exc:
+            raise NotClean(f"DuckDB could not read it as clean records: {exc}") from exc
+        return shapes
+
+    def commit(self, batch_id: int) -> int:
+        """Write the staged episodes as batch ``batch_id`` in one transaction."""
+        con = self.con
         n = int(con.execute("SELECT count(*) FROM _fast_stage").fetchone()[0])
-        if n != n_lines:
-            raise NotClean(f"{n_lines} lines but {n} JSON objects (blank lines?)")
         con.execute("BEGIN TRANSACTION")
         try:
-            store.clear_quarantine([str(path)])
             con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
                         "(SELECT (experiment_id, trajectory_id) FROM _fast_stage)")
-            con.execute(f"INSERT INTO episodes {_select_rows(str(path), batch_id)}")
+            con.execute(f"INSERT INTO episodes {_select_rows(self.source, batch_id)}")
             redact_batch_in_place(con, "episodes", batch_id)
-            complete_batch(store, batch_id, [])
+            complete_batch(self.store, batch_id, [])
             con.execute(
                 "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
-                [batch_id, n, [str(path)]])
+                [batch_id, n, [self.source]])
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        return n
-    except duckdb.Error as exc:
-        raise NotClean(f"DuckDB could not read it as clean records: {exc}") from exc
-    finally:
+        con.execute("INSERT INTO _fast_seen SELECT hash(experiment_id, trajectory_id), _line "
+                    "FROM _fast_stage")
         con.execute("DROP TABLE IF EXISTS _fast_stage")
+        return n
+
+    def discard(self) -> None:
+        self.con.execute("DROP TABLE IF EXISTS _fast_stage")
+
+    def earlier_lines(self, keys: list[tuple[str, str, int]]) -> dict[tuple[str, str], int]:
+        """For keys of an exact-path chunk: the first line of those an earlier chunk of
+        this file already used (checked against the stored rows, so a hash collision
+        cannot invent a duplicate)."""
+        if not keys:
+            return {}
+        import pyarrow as pa
+
+        tbl = pa.table({"experiment_id": [k[0] for k in keys],
+                        "trajectory_id": [k[1] for k in keys]})
+        self.con.register("_fast_keys", tbl)
+        try:
+            rows = self.con.execute("""
+                SELECT k.experiment_id, k.trajectory_id, min(f.line) FROM _fast_keys k
+                JOIN _fast_seen f ON hash(k.experiment_id, k.trajectory_id) = f.h
+                JOIN episodes e ON e.experiment_id = k.experiment_id
+                  AND e.trajectory_id = k.trajectory_id AND e.source_file = ?
+                GROUP BY ALL""", [self.source]).fetchall()
+        finally:
+            self.con.unregister("_fast_keys")
+        return {(r[0], r[1]): int(r[2]) for r in rows}
+
+    def remember(self, keys: list[tuple[str, str, int]]) -> None:
+        """Record the episode keys an exact-path chunk stored, with their lines."""
+        if not keys:
+            return
+        import pyarrow as pa
+
+        tbl = pa.table({"experiment_id": [k[0] for k in keys],
+                        "trajectory_id": [k[1] for k in keys],
+                        "line": [k[2] for k in keys]})
+        self.con.register("_fast_keys", tbl)
+        try:
+            self.con.execute("INSERT INTO _fast_seen SELECT hash(experiment_id, trajectory_id), "
+                             "line FROM _fast_keys")
+        finally:
+            self.con.unregister("_fast_keys")

@@ -11,17 +11,31 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalatlas.adapters.base import Adapter
+from evalatlas.adapters.jsonl import duplicate_problem, iter_file_chunks, parse_chunk
+from evalatlas.adapters.jsonl_stream import DEFAULT_CHUNK_BYTES, STDIN, Chunk
 from evalatlas.adapters.registry import plan
 from evalatlas.errors import Problem
+from evalatlas.records.limits import ReadLimits
+from evalatlas.records.limits import current as current_limits
+from evalatlas.records.limits import using as limits_in_force
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.records.redact import redact_text
 from evalatlas.store.db import Store
-from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, NotClean, try_fast_ingest
-from evalatlas.store.rows import episode_row, experiment_row, measurement_row
+from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, NotClean
+from evalatlas.store.rows import (
+    declared_reward_range,
+    episode_row,
+    experiment_row,
+    measurement_row,
+    row_problem,
+)
+from evalatlas.store.schema import EXPERIMENT_COLUMNS
 from evalatlas.walk import Skipped
 
 DEFAULT_BATCH_SIZE = 50_000
@@ -40,6 +54,10 @@ class IngestReport:
     problems: list[Problem] = field(default_factory=list)
     max_problems: int = 50
     fast_path_files: int = 0
+    fast_path_chunks: int = 0
+    unchanged: list[str] = field(default_factory=list)
+    """Files skipped because they are unchanged since their last ingest."""
+    _fast_sources: set[str] = field(default_factory=set, repr=False)
     fast_path_declined: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     """Paths the walk left out (symlinks leaving the tree or looping, FIFOs, devices)."""
@@ -62,7 +80,9 @@ class IngestReport:
             "batches": self.batches,
             "sources": self.sources,
             "fast_path_files": self.fast_path_files,
+            "fast_path_chunks": self.fast_path_chunks,
             "fast_path_declined": self.fast_path_declined,
+            "unchanged": self.unchanged,
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "problems": [
                 {"file": p.file, "line": p.line, "record": p.record, "field": p.field,
@@ -83,6 +103,21 @@ class _Batch:
         self.requarantine: list[str] = []
         self.started = _dt.datetime.now(_dt.UTC)
         self.batch_id = store.next_batch_id()
+        self.ranges: dict[str, tuple[float, float]] = {}
+
+    def reward_range(self, experiment_id: str) -> tuple[float, float]:
+        """The experiment's declared reward range (``extra.reward_range``), else [0, 1]."""
+        found = self.ranges.get(experiment_id)
+        if found is None:
+            row = self.experiments.get(experiment_id)
+            extra = row[EXPERIMENT_COLUMNS.index("extra")] if row else None
+            if row is None:
+                got = self.store.con.execute(
+                    "SELECT extra FROM experiments WHERE experiment_id = ?",
+                    [experiment_id]).fetchone()
+                extra = got[0] if got else None
+            found = self.ranges[experiment_id] = declared_reward_range(extra)
+        return found
 
     @property
     def size(self) -> int:
@@ -91,6 +126,9 @@ class _Batch:
 
     def flush(self, report: IngestReport) -> None:
         if self.size == 0:
+            if self.requarantine:  # nothing to write, but old problems to forget
+                self.store.clear_quarantine(self.requarantine)
+                self.requarantine.clear()
             return
         self.store.write_batch(
             batch_id=self.batch_id,
@@ -113,6 +151,45 @@ class _Batch:
         self.batch_id += 1
 
 
+def _add_record(batch: _Batch, report: IngestReport,
+                item: EpisodeRecord | ExperimentRecord | Measurement, source: str,
+                line: int | None = None) -> None:
+    """Flatten one record into the batch, or quarantine it when a value cannot be
+    stored (see :func:`evalatlas.store.rows.row_problem`) or its reward lies outside the
+    benchmark's range; the other records of the batch are unaffected."""
+    if isinstance(item, EpisodeRecord):
+        row = episode_row(item, source, batch.batch_id)
+        table, rid = "episodes", item.trajectory_id
+    elif isinstance(item, ExperimentRecord):
+        row = experiment_row(item, source, batch.batch_id)
+        table, rid = "experiments", item.experiment_id
+    else:
+        row = measurement_row(item, source, batch.batch_id)
+        table, rid = "measurements", item.trajectory_id
+    bad = row_problem(table, row)
+    if bad is None and isinstance(item, EpisodeRecord) and item.reward is not None:
+        lo, hi = batch.reward_range(item.experiment_id)
+        if not lo <= item.reward <= hi:
+            bad = ("reward", f"reward {item.reward!r} is outside [{lo:g}, {hi:g}] (declare "
+                   "another range in the experiment's extra.reward_range)")
+    if bad is not None:
+        p = Problem(source, bad[1], field=bad[0], line=line,
+                    record=rid)
+        batch.problems.append(p)
+        report.add_problem(p)
+        return
+    if isinstance(item, EpisodeRecord):
+        batch.episodes[(item.experiment_id, item.trajectory_id)] = row
+        report.episodes += 1
+    elif isinstance(item, ExperimentRecord):
+        batch.experiments[item.experiment_id] = row
+        batch.ranges.pop(item.experiment_id, None)
+        report.experiments += 1
+    else:
+        batch.measurements[(item.experiment_id, item.trajectory_id, item.benchmark)] = row
+        report.measurements += 1
+
+
 def ingest_paths(
     store: Store,
     paths: Iterable[str | Path],
@@ -122,86 +199,260 @@ def ingest_paths(
     on_progress: Callable[[str, int], None] | None = None,
     fast: bool | None = None,
     unknown_model_cost: str = "none",
+    limits: ReadLimits | None = None,
+    fast_min_bytes: int = FAST_PATH_MIN_BYTES,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    force: bool = False,
     benchmark: str | None = None,
 ) -> IngestReport:
     """Ingest every recognised input under ``paths`` into ``store``.
 
+    ``paths`` may include ``-`` for JSONL on standard input (plain, gzip or zstd).
     ``on_progress(source, n_items)`` is called as sources start and every few thousand
-    items, for progress bars. ``fast``: use the DuckDB-native path for JSONL files
-    (:mod:`evalatlas.store.fast_jsonl`) always (True), never (False) or for files of at
-    least 8 MiB (None); a file it cannot prove clean goes through the exact path anyway.
-    ``unknown_model_cost="zero"`` prices tokens of models without a known price at $0
-    (the seeds' behaviour) instead of leaving the cost unknown.
-    ``benchmark``: name the benchmark (and subset) of every ingested experiment this
-    (e.g. a py-irt matrix, otherwise named after its file); disables the fast path.
-    Returns counts and example problems.
+    items, for progress bars. ``fast``: use the DuckDB-native path for JSONL chunks
+    (:mod:`evalatlas.store.fast_jsonl`) always (True), never (False) or for inputs of at
+    least ``fast_min_bytes`` (None); a chunk it cannot prove clean goes through the exact
+    path. ``limits``: line, file, record and nesting limits (defaults:
+    :class:`evalatlas.records.limits.ReadLimits`). A file whose path, size and
+    modification time (or, when only the time changed, content hash) match the last
+    ingest of it is skipped unless ``force``. ``unknown_model_cost="zero"`` prices tokens
+    of models without a known price at $0 (the seeds' behaviour) instead of leaving the
+    cost unknown. ``benchmark``: name the benchmark (and subset) of every ingested
+    experiment this (e.g. a py-irt matrix, otherwise named after its file); disables the
+    fast path. Returns counts and example problems.
     """
     if unknown_model_cost not in ("none", "zero"):
         raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got {unknown_model_cost!r}")
     store.unknown_model_cost = unknown_model_cost
-    report = IngestReport()
-    batch = _Batch(store)
-    n_items = 0
-    for step in plan([Path(p) for p in paths], fmt, report.skipped):
-        if isinstance(step, Problem):
-            batch.problems.append(step)
-            report.add_problem(step)
-            continue
-        path, adapter = step
-        source = str(path)
-        report.sources += 1
-        if on_progress:
-            on_progress(source, n_items)
-        if benchmark is None and adapter.name == "jsonl" and (fast is True or (
-                fast is None and path.stat().st_size >= FAST_PATH_MIN_BYTES)):
-            batch.flush(report)
-            try:
-                n = try_fast_ingest(store, path, batch.batch_id)
-            except NotClean as exc:
-                report.fast_path_declined.append(redact_text(f"{source}: {exc}"))  # quotes input
-            else:
-                report.episodes += n
-                report.batches += 1
-                report.fast_path_files += 1
-                n_items += n
-                batch.batch_id += 1
+    run = _Run(store, IngestReport(), _Batch(store), batch_size, on_progress,
+               False if benchmark is not None else fast, fast_min_bytes, chunk_bytes, force,
+               benchmark)
+    with limits_in_force(limits or ReadLimits()):
+        run.ingest(paths, fmt)
+    return run.report
+
+
+@dataclass
+class _Run:
+    store: Store
+    report: IngestReport
+    batch: _Batch
+    batch_size: int
+    on_progress: Callable[[str, int], None] | None
+    fast: bool | None
+    fast_min_bytes: int
+    chunk_bytes: int
+    force: bool
+    benchmark: str | None = None
+    n_items: int = 0
+
+    def problem(self, p: Problem) -> None:
+        self.batch.problems.append(p)
+        self.report.add_problem(p)
+
+    def progress(self, source: str) -> None:
+        if self.on_progress:
+            self.on_progress(source, self.n_items)
+
+    def ingest(self, paths: Iterable[str | Path], fmt: str | None) -> None:
+        named = [str(p) for p in paths]
+        if STDIN in named and fmt not in (None, "jsonl"):
+            self.problem(Problem("<stdin>", f"standard input is read as JSONL, not {fmt}"))
+        elif STDIN in named:
+            self.report.sources += 1
+            self.progress("<stdin>")
+            self.jsonl(STDIN, "<stdin>")
+        for step in plan([Path(p) for p in named if p != STDIN], fmt, self.report.skipped):
+            if isinstance(step, Problem):
+                self.problem(step)
                 continue
+            path, adapter = step
+            source = str(path)
+            self.report.sources += 1
+            self.progress(source)
+            known = None
+            if adapter.kind == "file" and not self.force:
+                known = self.unchanged(path)
+                if known is True:
+                    self.report.unchanged.append(source)
+                    continue
+            hasher = hashlib.sha256() if adapter.kind == "file" else None
+            if adapter.name == "jsonl":
+                ok = self.jsonl(path, source, hasher)
+            else:
+                ok = self.generic(path, source, adapter)
+            if ok and hasher is not None:
+                self.remember_file(path, hasher)
+        self.batch.flush(self.report)
+        self.progress("")
+
+    # -- unchanged files -------------------------------------------------------------
+    def unchanged(self, path: Path) -> bool:
+        """Same path, size and mtime as last time; or same size and content hash."""
+        st = path.stat()
+        row = self.store.con.execute("SELECT size, mtime_ns, sha256 FROM files WHERE path = ?",
+                                     [str(path.resolve())]).fetchone()
+        if row is None or row[0] != st.st_size:
+            return False
+        if row[1] == st.st_mtime_ns:
+            return True
+        if file_sha256(path) == row[2]:
+            self.store.con.execute("UPDATE files SET mtime_ns = ? WHERE path = ?",
+                                   [st.st_mtime_ns, str(path.resolve())])
+            return True
+        return False
+
+    def remember_file(self, path: Path, hasher: hashlib._Hash) -> None:
+        self.batch.flush(self.report)
+        st = path.stat()
+        digest = hasher.hexdigest() if hasher.hexdigest() != _EMPTY_SHA else file_sha256(path)
+        self.store.con.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, now())",
+            [str(path.resolve()), st.st_size, st.st_mtime_ns, digest])
+
+    # -- any adapter -----------------------------------------------------------------
+    def generic(self, path: Path, source: str, adapter: Adapter) -> bool:
+        batch = self.batch
         batch.sources.append(source)
         batch.requarantine.append(source)
         try:
-            items = adapter.read(path)
-            for item in items:
-                n_items += 1
+            for item in adapter.read(path):
+                self.n_items += 1
                 if isinstance(item, Problem):
-                    batch.problems.append(item)
-                    report.add_problem(item)
-                elif isinstance(item, EpisodeRecord):
-                    batch.episodes[(item.experiment_id, item.trajectory_id)] = episode_row(
-                        item, source, batch.batch_id)
-                    report.episodes += 1
-                elif isinstance(item, ExperimentRecord):
-                    if benchmark is not None:
-                        item = item.model_copy(update={
-                            "benchmark_name": benchmark,
-                            "benchmark_subset": item.benchmark_subset.model_copy(
-                                update={"name": benchmark})})
-                    batch.experiments[item.experiment_id] = experiment_row(
-                        item, source, batch.batch_id)
-                    report.experiments += 1
-                elif isinstance(item, Measurement):
-                    batch.measurements[(item.experiment_id, item.trajectory_id,
-                                        item.benchmark)] = measurement_row(
-                        item, source, batch.batch_id)
-                    report.measurements += 1
-                if batch.size >= batch_size:
-                    batch.flush(report)
-                if on_progress and n_items % 5000 == 0:
-                    on_progress(source, n_items)
+                    self.problem(item)
+                else:
+                    _add_record(batch, self.report, self.rename(item), source)
+                if batch.size >= self.batch_size:
+                    batch.flush(self.report)
+                if self.n_items % 5000 == 0:
+                    self.progress(source)
         except Exception as exc:  # an adapter bug must not lose the batch of others' data
-            p = Problem(source, f"adapter {adapter.name!r} failed: {type(exc).__name__}: {exc}")
-            batch.problems.append(p)
-            report.add_problem(p)
-    batch.flush(report)
-    if on_progress:
-        on_progress("", n_items)
-    return report
+            self.problem(Problem(source, f"adapter {adapter.name!r} failed: "
+                                 f"{type(exc).__name__}: {exc}"))
+            return False
+        return True
+
+    # -- JSONL, chunk by chunk ---------------------------------------------------------
+    def jsonl(self, path: Path | str, source: str, hasher: hashlib._Hash | None = None
+              ) -> bool:
+        """One JSONL input through the fast path chunk by chunk, the exact path for any
+        chunk (or line) the fast path cannot prove clean."""
+        batch, report = self.batch, self.report
+        batch.flush(report)
+        batch.sources.append(source)
+        depth = current_limits().max_json_depth
+        size = None if str(path) == STDIN else Path(path).stat().st_size
+        if self.fast is False:
+            use_fast: bool | None = False
+        elif self.fast is True:
+            use_fast = True
+        else:
+            use_fast = None if size is None else size >= self.fast_min_bytes
+        fj: FastJsonl | None = None
+        seen: dict[tuple[str, str], int] = {}
+        # Old quarantine rows of this source go now: everything below re-reports.
+        batch.requarantine.append(source)
+        batch.flush(report)
+        try:
+            for chunk in iter_file_chunks(path, source, chunk_bytes=self.chunk_bytes,
+                                          hasher=hasher):
+                if isinstance(chunk, Problem):
+                    self.problem(chunk)
+                    continue
+                if use_fast is None:  # a stream: decided by its first chunk
+                    use_fast = len(chunk.data) >= self.fast_min_bytes
+                if use_fast:
+                    fj = fj or FastJsonl(self.store, source, depth)
+                    if self.fast_chunk(fj, chunk, source):
+                        continue
+                self.exact_chunk(chunk, source, seen if fj is None else {}, depth, fj)
+        finally:
+            if fj is not None:
+                fj.close()
+        return True
+
+    def fast_chunk(self, fj: FastJsonl, chunk: Chunk, source: str) -> bool:
+        batch, report = self.batch, self.report
+        try:
+            shapes = fj.stage(chunk)
+        except NotClean as exc:
+            fj.discard()
+            report.fast_path_declined.append(  # DuckDB errors quote input
+                redact_text(f"{source}:{chunk.first_line}: {exc}"))
+            return False
+        if shapes.other_lines:  # experiment records and measurements: exact, stored first
+            wanted = {chunk.first_line + i - 1 for i in shapes.other_lines}
+            for lineno, raw in chunk.lines():
+                if lineno in wanted:
+                    one = Chunk(lineno, raw + b"\n", 1)
+                    for line, item in parse_chunk(one, source, {}, fj.max_depth):
+                        self.add(item, source, line)
+        batch.flush(report)
+        try:
+            n = fj.commit(batch.batch_id)
+        except Exception as exc:  # a cast that failed only at insert: the exact path decides
+            fj.discard()
+            report.fast_path_declined.append(  # DuckDB errors quote input
+                redact_text(f"{source}:{chunk.first_line}: {exc}"))
+            return False
+        batch.batch_id += 1
+        report.batches += 1
+        report.episodes += n
+        report.fast_path_chunks += 1
+        if source not in report._fast_sources:
+            report._fast_sources.add(source)
+            report.fast_path_files += 1
+        self.n_items += n
+        self.progress(source)
+        return True
+
+    def exact_chunk(self, chunk: Chunk, source: str, seen: dict[tuple[str, str], int],
+                    depth: int, fj: FastJsonl | None) -> None:
+        items = list(parse_chunk(chunk, source, seen, depth))
+        if fj is not None:
+            keys = [(it.experiment_id, it.trajectory_id, line) for line, it in items
+                    if isinstance(it, EpisodeRecord)]
+            earlier = fj.earlier_lines(keys)
+            if earlier:
+                items = [(line, duplicate_problem(source, line, earlier[key], it.trajectory_id)
+                          if isinstance(it, EpisodeRecord)
+                          and (key := (it.experiment_id, it.trajectory_id)) in earlier
+                          else it) for line, it in items]
+            fj.remember([k for k in keys if (k[0], k[1]) not in earlier])
+        for line, item in items:
+            self.add(item, source, line)
+        if fj is not None:
+            self.batch.flush(self.report)
+
+    def rename(self, item: object) -> object:
+        """``--benchmark``: an experiment record takes the given benchmark name."""
+        if self.benchmark is not None and isinstance(item, ExperimentRecord):
+            return item.model_copy(update={
+                "benchmark_name": self.benchmark,
+                "benchmark_subset": item.benchmark_subset.model_copy(
+                    update={"name": self.benchmark})})
+        return item
+
+    def add(self, item: object, source: str, line: int | None) -> None:
+        self.n_items += 1
+        if isinstance(item, Problem):
+            self.problem(item)
+        else:
+            _add_record(self.batch, self.report, self.rename(item), source,  # type: ignore[arg-type]
+                        line)
+        if self.batch.size >= self.batch_size:
+            self.batch.flush(self.report)
+        if self.n_items % 5000 == 0:
+            self.progress(source)
+
+
+_EMPTY_SHA = hashlib.sha256().hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in 4 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(4 * 1024 * 1024):
+            h.update(block)
+    return h.hexdigest()

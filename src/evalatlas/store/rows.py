@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from evalatlas.records.models import (
@@ -150,3 +151,100 @@ def measurement_from_row(row: dict[str, Any]) -> Measurement:
     data["extra"] = _uj(row.get("extra")) or {}
     data["format_version"] = row.get("format_version") or FORMAT_VERSION
     return Measurement.model_validate(data)
+
+
+# -- checks before a batch is written ------------------------------------------------
+# Why: a value the column cannot hold (an integer of 2**63 in a BIGINT, a lone surrogate
+# in a string Arrow must encode as UTF-8) used to raise inside the Arrow/DuckDB write and
+# lose the whole pending batch. Checking each row first sends just that record to
+# quarantine.
+
+_INT_RANGES = {"BIGINT": (-(2**63), 2**63 - 1), "INTEGER": (-(2**31), 2**31 - 1)}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+_FIELD_NAMES = {
+    "prompt_tokens": "usage.prompt_tokens", "completion_tokens": "usage.completion_tokens",
+    "total_tokens": "usage.total_tokens", "cached_tokens": "usage.cached_tokens",
+    "cache_creation_tokens": "usage.cache_creation_tokens",
+    "reasoning_tokens": "usage.reasoning_tokens", "cost_usd": "usage.total_cost_usd",
+    "n_llm_calls": "usage.n_llm_calls", "usage_model": "usage.model",
+    "subset_n_tasks": "benchmark_subset.n_tasks", "agent_name": "agent.name",
+}
+
+
+def _column_types(table: str) -> list[tuple[str, str]]:
+    from evalatlas.store import schema
+
+    cols = {"experiments": schema.EXPERIMENT_COLUMNS, "episodes": schema.EPISODE_COLUMNS,
+            "measurements": schema.MEASUREMENT_COLUMNS}[table]
+    body = schema.DDL.split(f"CREATE TABLE IF NOT EXISTS {table} (", 1)[1].split(");", 1)[0]
+    types = {}
+    for line in body.splitlines():
+        parts = line.strip().rstrip(",").split(None, 1)
+        if len(parts) == 2:
+            types[parts[0]] = parts[1]
+    marker = f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS "
+    for line in getattr(schema, "MIGRATIONS", "").splitlines():
+        if line.startswith(marker):
+            name, typ = line[len(marker):].rstrip(";").split(None, 1)
+            types[name] = typ
+    return [(c, types[c]) for c in cols]
+
+
+_TYPES: dict[str, list[tuple[str, str]]] = {}
+
+
+def _string_problem(value: str) -> str | None:
+    m = _SURROGATE.search(value)
+    if m is None:
+        return None
+    return (f"lone surrogate \\u{ord(m.group()):04x} at character {m.start()} is not valid "
+            "Unicode (it cannot be stored as UTF-8)")
+
+
+def row_problem(table: str, row: tuple) -> tuple[str, str] | None:
+    """(field, reason) for the first value of ``row`` its column cannot hold, else None.
+
+    Integers must fit their column (BIGINT: signed 64-bit; INTEGER: signed 32-bit);
+    strings, string lists and JSON text must be valid Unicode (no lone surrogates).
+    """
+    types = _TYPES.get(table)
+    if types is None:
+        types = _TYPES[table] = _column_types(table)
+    for (col, typ), value in zip(types, row, strict=True):
+        if value is None:
+            continue
+        problem = None
+        if typ in _INT_RANGES and isinstance(value, int):
+            lo, hi = _INT_RANGES[typ]
+            if not lo <= value <= hi:
+                problem = (f"{value} does not fit the store's {typ} column "
+                           f"({lo} to {hi})")
+        elif isinstance(value, str):
+            problem = _string_problem(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, str) and (problem := _string_problem(item)):
+                    break
+        if problem:
+            return _FIELD_NAMES.get(col, col), problem
+    return None
+
+
+DEFAULT_REWARD_RANGE = (0.0, 1.0)
+
+
+def declared_reward_range(extra_json: str | None) -> tuple[float, float]:
+    """An experiment's reward range: ``extra.reward_range = [lo, hi]`` if it declares
+    one (numbers, lo <= hi), else [0, 1], the range of every supported harness."""
+    if not extra_json:
+        return DEFAULT_REWARD_RANGE
+    try:
+        value = json.loads(extra_json).get("reward_range")
+    except (ValueError, AttributeError):
+        return DEFAULT_REWARD_RANGE
+    if (isinstance(value, list) and len(value) == 2
+            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+            and value[0] <= value[1]):
+        return float(value[0]), float(value[1])
+    return DEFAULT_REWARD_RANGE

@@ -14,6 +14,8 @@ modules write SQL against them, so changes here are schema migrations
 - every record table has ``format_version`` (the record contract's version, see
   :data:`evalatlas.records.models.FORMAT_VERSION`); ``experiments.published_metrics``
   holds the source's own reported numbers (JSON list of ``PublishedMetric``).
+- ``files``: one row per input file ingested (resolved path, size, mtime, SHA-256), so
+  an unchanged file is skipped on re-ingest.
 
 Keys (see :data:`KEYS`) are unique by construction: every write deletes the rows with
 the incoming keys, then inserts, in one transaction.
@@ -155,6 +157,14 @@ CREATE TABLE IF NOT EXISTS ingest_batches (
     n_measurements BIGINT,
     n_rejected BIGINT,
     sources VARCHAR[]
+);
+
+CREATE TABLE IF NOT EXISTS files (
+    path VARCHAR PRIMARY KEY,
+    size BIGINT,
+    mtime_ns BIGINT,
+    sha256 VARCHAR,
+    ingested_at TIMESTAMP
 );
 """
 
