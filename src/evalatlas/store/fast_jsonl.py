@@ -264,7 +264,7 @@ def _select_rows(source: str, batch_id: int) -> str:
     return f"""
     SELECT s.experiment_id, s.trajectory_id, s.task_id, s.task_version_hash,
       CAST(s.attempt AS INTEGER), s.seed, s.split, s.task_description,
-      s.tool_names, s.reward > 0, s.reward,
+      coalesce(s.tool_names, []::VARCHAR[]), s.reward > 0, s.reward,
       coalesce(s.status, 'completed'), s.error_type, s.error_message, s.n_steps,
       s.n_agent_steps, s.n_env_steps, s.wall_time_s, s.timestamp,
       s.usage.prompt_tokens, s.usage.completion_tokens,
@@ -308,7 +308,7 @@ def _stage_flags(max_depth: int) -> str:
     free = ("extra", "findings", "investigation_metadata", "verifier")
     deep = " + ".join(_openers(c) for c in free)
     text = " || ".join(f"coalesce({c}::VARCHAR, '')" for c in free)
-    return f"""({lists} OR tool_names IS NULL) AS _bad_list,
+    return f"""({lists}) AS _bad_list,
       NOT coalesce(regexp_full_match(scores::VARCHAR, '{_SCORES}'), true) AS _bad_scores,
       ({deep}) > {max_depth} AS _maybe_deep,
       regexp_matches({text}, '{_HUGE}') AS _maybe_huge"""
