@@ -73,3 +73,17 @@ def test_single_attempt_has_no_default_k_and_explicit_k_is_empty(store: Store) -
     assert row["pass_at_k"]["1"]["value"] == pytest.approx(36 / 619)
     assert row["pass_at_k"]["2"] == {"value": None, "ci_low": None, "ci_high": None,
                                      "tasks": 0}
+
+
+def test_pass_at_k_interval_stays_in_unit_range(tmp_path: Path) -> None:
+    """pass@2 of 0.95 over 20 tasks: the CLT interval would end above 1 (1.007)."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    with Store(tmp_path / "s.duckdb") as s:
+        ingest_paths(s, [examples])
+        rows = {r["agent"]: r for r in outcome_summary(s)}
+    p2 = rows["planner-sonnet"]["pass_at_k"]["2"]
+    assert p2["value"] == pytest.approx(0.95) and p2["tasks"] == 20
+    assert 0.0 <= p2["ci_low"] < 0.95 < p2["ci_high"] <= 1.0
+    for row in rows.values():
+        for v in row["pass_at_k"].values():
+            assert 0.0 <= v["ci_low"] <= v["value"] <= v["ci_high"] <= 1.0

@@ -13,8 +13,8 @@ Inputs are the grouped frames of :mod:`evalatlas.store.queries` and
 - mean reward with a task-clustered interval;
 - pass@k for the default k values of the group's fewest attempts per task
   (:func:`default_k_values`) or the ks asked for, per task with the unbiased estimator
-  (:func:`pass_at_k_counts`) averaged over tasks with at least k attempts, each with a
-  CLT interval over tasks;
+  (:func:`pass_at_k_counts`) averaged over tasks with at least k attempts, each with an
+  interval over tasks kept inside [0, 1] (:func:`bounded_mean_interval`);
 - cost: ``total_cost_usd`` sums the episodes whose cost is known and
   ``cost_unknown_episodes`` counts the others, so an unknown cost never reads as $0.
 
@@ -34,8 +34,9 @@ import numpy as np
 
 from evalatlas.analysis.results import TableResult
 from evalatlas.metrics.outcomes import default_k_values, pass_at_k_counts
+from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.intervals import wilson_interval
-from evalatlas.stats.standard_errors import clustered_mean_interval, mean_with_interval
+from evalatlas.stats.standard_errors import clustered_mean_interval
 
 
 @dataclass
@@ -184,13 +185,10 @@ def _pass_at_k(n_task: np.ndarray, c_task: np.ndarray, k: int,
     eligible = per_task[~np.isnan(per_task)]
     if eligible.size == 0:
         return {"value": None, "ci_low": None, "ci_high": None, "tasks": 0}
-    iv = mean_with_interval(eligible, confidence=confidence)
-    return {
-        "value": iv.estimate,
-        "ci_low": None if math.isnan(iv.low) else iv.low,
-        "ci_high": None if math.isnan(iv.high) else iv.high,
-        "tasks": int(eligible.size),
-    }
+    # pass@k per task is a probability: its mean's interval stays inside [0, 1]
+    iv = bounded_mean_interval(eligible, confidence=confidence)
+    return {"value": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
+            "tasks": int(eligible.size)}
 
 
 OUTCOME_FIELDS = ("success_rate_se_clustered", "success_rate_clustered_ci_low",
