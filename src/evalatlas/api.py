@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from evalatlas.analysis.compare import CompareResult, compare_sides
 from evalatlas.analysis.frameworks import FrameworkData, group_records
+from evalatlas.analysis.published import disagreement_note, published_rows
 from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult, speedup_result, task_payloads
 from evalatlas.analysis.summary import (
     SummaryResult,
@@ -37,6 +38,7 @@ from evalatlas.store import db as _db
 from evalatlas.store.frames import episodes_frame, store_from_frame
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
 from evalatlas.store.outcomes import task_outcome_counts
+from evalatlas.store.published import published_metrics, score_values
 from evalatlas.store.queries import error_counts, rewards_by_group, summary_totals
 from evalatlas.store.sides import load_side, pick_score, resolve
 from evalatlas.store.speedups import benchmark_detail, load_speedup_rows
@@ -151,7 +153,15 @@ def summary(
             merge_outcomes(rows, outcome_rows(counts, labels, groups[0], ks=ks,
                                               confidence=confidence), groups[0])
         unpriced = unknown_price_models(store)
-    return summary_result(rows, groups, confidence=confidence, unknown_price_models=unpriced)
+        published = published_rows(published_metrics(store, experiment),
+                                   lambda exp_id, score: score_values(store, exp_id, score))
+    result = summary_result(rows, groups, confidence=confidence, unknown_price_models=unpriced)
+    # the source's own numbers (Inspect results, EEE aggregates) beside evalatlas's
+    result.meta["published"] = published
+    note = disagreement_note(published)
+    if note:
+        result.notes.append(note)
+    return result
 
 
 def compare(

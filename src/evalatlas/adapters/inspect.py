@@ -306,8 +306,14 @@ def _published(log: dict[str, Any]) -> list[PublishedMetric]:
     reducers = cfg.get("epochs_reducer")
     default_reducer = reducers[0] if isinstance(reducers, list) and len(reducers) == 1 \
         else ("mean" if not reducers else None)
+    results = log.get("results") or {}
+    epochs = cfg.get("epochs") if isinstance(cfg.get("epochs"), int) else 1
+    completed = _int(results.get("completed_samples"))
+    # older logs do not say how many samples a scorer scored: completed / epochs
+    inferred = completed // epochs if completed is not None and epochs > 0 \
+        and completed % epochs == 0 else None
     out = []
-    for entry in (log.get("results") or {}).get("scores") or []:
+    for entry in results.get("scores") or []:
         if not isinstance(entry, dict):
             continue
         name = str(entry.get("name") or entry.get("scorer") or "")
@@ -315,6 +321,9 @@ def _published(log: dict[str, Any]) -> list[PublishedMetric]:
             else default_reducer
         n = _int(entry.get("scored_samples"))
         params = {k: entry[k] for k in ("scorer", "unscored_samples") if k in entry}
+        if n is None and inferred is not None:
+            n = inferred
+            params["n_from"] = "completed_samples / epochs"
         for metric in (entry.get("metrics") or {}).values():
             if not isinstance(metric, dict):
                 continue

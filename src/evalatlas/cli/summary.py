@@ -102,8 +102,34 @@ def summary_cmd(
         Col("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1),
             10),
     ]
-    emit(render(result.rows, columns, fmt, schema=result.schema, title="Summary",
-                meta=result.meta, notes=result.notes), output)
+    text = render(result.rows, columns, fmt, schema=result.schema, title="Summary",
+                  meta=result.meta, notes=result.notes)
+    published = result.meta.get("published") or []
+    if published and fmt in (OutputFormat.table, OutputFormat.markdown):
+        more = render(published, PUBLISHED_COLUMNS, fmt, schema=result.schema,
+                      title="Published by the source vs recomputed by evalatlas")
+        text = None if text is None else text + "\n" + (more or "")
+    emit(text, output)
+
+
+def _num(key: str) -> Any:
+    """Full precision: the source's digits are shown as written, to compare them."""
+    return lambda r: "-" if r.get(key) is None else repr(float(r[key]))
+
+
+def _agrees(row: dict[str, Any]) -> str:
+    text = {True: "yes", False: "NO", None: "-"}[row["agrees"]]
+    return f"{text} ({row['note']})" if row.get("note") else text
+
+
+PUBLISHED_COLUMNS = [
+    Col("experiment", "experiment", None, 0, "name"), Col("score", "score", None, 1, "name"),
+    Col("metric", "metric", None, 2), Col("published", "published", _num("published"), 3),
+    Col("evalatlas", "evalatlas", _num("evalatlas"), 4),
+    Col("n_evalatlas", "n (source / here)", lambda r: f"{fmt_value(r['n_published'])} / "
+        f"{fmt_value(r['n_evalatlas'])}", 6),
+    Col("agrees", "agrees", _agrees, 5), Col("reducer", "reducer", None, 7),
+]
 
 
 def register(app: typer.Typer) -> None:

@@ -14,8 +14,10 @@ the ``accuracy``/``stderr`` digits in its logs):
   (``statistics.mean``), ``median``, ``max``, ``min``, ``mode``; no reducer means every
   episode counts on its own (EEE aggregates);
 - ``accuracy`` and ``mean``: the mean of the reduced values;
-- ``stderr``: ``std(values, ddof=1) / sqrt(n)`` (:func:`standard_error_clt`);
-  Inspect reports 0 for a single value, evalatlas None;
+- ``stderr``: ``std(values, ddof=1) / sqrt(n)``, the CLT standard error
+  (:func:`evalatlas.stats.standard_errors.standard_error_clt`) computed with Inspect's
+  numpy expression so the digits match; Inspect reports 0 for a single value,
+  evalatlas None;
 - ``std``: ``std(values, ddof=1)``; ``var``: its square.
 
 Missing values (None: an errored sample, a score Inspect could not map) are left out,
@@ -31,8 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from evalatlas.stats.standard_errors import standard_error_clt
 
 REL_TOL = 1e-9
 _MEANS = {"accuracy", "mean", "score", "success_rate", "mean_reward", "pass_rate"}
@@ -71,8 +71,11 @@ def metric_value(metric: str, values: Sequence[float]) -> float | None:
     if name in _MEANS:
         return math.fsum(values) / len(values)
     if name == "stderr":
-        se = standard_error_clt(values)
-        return None if math.isnan(se) else se
+        if len(values) < 2:
+            return None
+        arr = np.asarray(values, dtype=float)
+        # = standard_error_clt(values); numpy's expression, as Inspect, for equal digits
+        return float(np.std(arr, ddof=1) / np.sqrt(arr.size))
     if name in ("std", "var"):
         if len(values) < 2:
             return None
