@@ -97,7 +97,9 @@ def recompute_published(
     ``values_by_task``: for each task, the values of the published metric's ``score``
     (reward or a named score) over its attempts, None where unknown.
     """
-    metric = str(published.get("metric") or "")
+    # a source may say how its metric is computed (EEE: every score is a mean)
+    params = published.get("params") or {}
+    metric = str(params.get("recompute_as") or published.get("metric") or "")
     reducer = published.get("reducer")
     pub_value = published.get("value")
     pub_n = published.get("n")
@@ -127,6 +129,9 @@ def recompute_published(
         reasons = []
         if isinstance(pub_n, int) and pub_n != n:
             reasons.append(f"the source scored {pub_n} samples, the data holds {n}")
+        elif pub_n is None:
+            reasons.append(f"the source does not say how many samples it scored; the data "
+                           f"holds {n}")
         if missing:
             reasons.append(f"{missing} episode(s) without a value (errors or scores "
                            "Inspect would count as 0) left out")
