@@ -106,14 +106,14 @@ def open_report(context: Any, path: Path, *, width: int = 1280, height: int = 90
     page.on("dialog", dialog)
     t0 = time.perf_counter()
     page.goto(url, wait_until="load")
-    page.wait_for_function(
-        "document.querySelectorAll('.chart').length === 0 || "
-        "document.querySelectorAll('.chart[data-rendered]').length > 0", timeout=30_000)
-    # what is on screen first: every chart that intersects the first viewport
-    page.wait_for_function("""() => Array.from(document.querySelectorAll('.chart'))
-        .filter(el => el.getBoundingClientRect().top < window.innerHeight)
-        .every(el => el.getAttribute('data-rendered') || el.classList.contains('failed'))""",
-                           timeout=30_000)
+    # what is on screen first: every table and chart of the views in the first viewport
+    page.wait_for_function("""() => Array.from(document.querySelectorAll('section.view'))
+        .filter(v => v.getBoundingClientRect().top < window.innerHeight)
+        .every(v => {
+          const c = v.querySelector('.chart'), t = v.querySelector('.table');
+          return (!c || c.getAttribute('data-rendered') || c.classList.contains('failed'))
+            && (!t || t.querySelector('table'));
+        })""", timeout=30_000)
     out.first_render_s = time.perf_counter() - t0
     if render_all:
         page.evaluate("() => window.evalatlasRenderAll().then(() => true)")

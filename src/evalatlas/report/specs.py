@@ -331,11 +331,12 @@ def cost_view(section: dict[str, Any], confidence: float) -> dict[str, Any] | No
                                 "scale": {"domain": ["on the frontier", "dominated"],
                                           "range": [GOOD, ACCENT]}}}},
     ]
-    if len(rows) <= 15:
-        spec["layer"].append(
-            {"mark": {"type": "text", "align": "left", "dx": 7, "dy": -7, "fontSize": 10,
-                      "color": INK, "limit": 130, "clip": True},
-             "encoding": {"x": x, "y": y, "text": {"field": "name"}}})
+    # names beside the points: all of them when few, else the frontier's only
+    spec["layer"].append(
+        {**({} if len(rows) <= 15 else {"transform": [{"filter": "datum.pareto"}]}),
+         "mark": {"type": "text", "align": "left", "dx": 7, "dy": -7, "fontSize": 10,
+                  "color": INK, "limit": 130, "clip": True},
+         "encoding": {"x": x, "y": y, "text": {"field": "name"}}})
     return {"id": f"{section['id']}-cost", "section": section["id"], "kind": "cost",
             "title": "Cost vs success rate",
             "description": ("Each point an agent; lines are intervals both ways; the dashed "

@@ -286,13 +286,31 @@
     }
   });
 
-  // --- lazy drawing: what is on screen first, the rest as it scrolls into view --------------
+  // --- lazy drawing: what is on screen first, one view at a time, the rest as it scrolls
+  // into view (drawing every chart at once would keep the first ones waiting) ----------
   if ('IntersectionObserver' in window) {
+    var queue = [], busy = false;
+    var near = function (el) {
+      var r = el.getBoundingClientRect();
+      return r.top < window.innerHeight + 300 && r.bottom > -300;
+    };
     var io = new IntersectionObserver(function (entries) {
       entries.forEach(function (e) {
-        if (e.isIntersecting) { io.unobserve(e.target); render(e.target.id); }
+        if (e.isIntersecting) { io.unobserve(e.target); queue.push(e.target.id); }
       });
+      pump();
     }, {rootMargin: '300px 0px'});
+    var pump = function () {
+      if (busy || !queue.length) return;
+      var id = queue.shift(), el = document.getElementById(id);
+      if (state.rendered[id]) { pump(); return; }
+      if (!near(el)) { io.observe(el); pump(); return; }  // pushed down meanwhile
+      busy = true;
+      Promise.resolve(render(id)).then(function () {
+        busy = false;
+        setTimeout(pump, 0);
+      });
+    };
     R.views.forEach(function (v) { var el = document.getElementById(v.id); if (el) io.observe(el); });
   } else {
     renderAll();
