@@ -135,3 +135,19 @@ def test_stored_atlas_fit_orders_the_heatmap(demo: Path, tmp_path: Path) -> None
     assert ability[0]["ability"] > ability[-1]["ability"]
     assert all(a["low"] < a["ability"] < a["high"] for a in ability)
     assert any(v["id"] == "s0-ability" for v in all_views(data))
+
+
+def test_leaderboard_pass_hat_k(data: dict) -> None:
+    """pass^2 with 3 attempts per task: mean over tasks of C(c, 2) / C(3, 2)."""
+    from evalatlas.report.specs import leaderboard_view
+
+    v = leaderboard_view(data["sections"][0], 0.95)
+    assert any(c["title"] == "pass^2" for c in v["columns"])
+    heat = data["sections"][0]["heatmap"]
+    b36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+    for agent, codes in zip(heat["agents"], heat["codes"], strict=True):
+        per_task = [b36.index(codes[j]) for j in range(0, len(codes), 2)]
+        expected = sum(c * (c - 1) / 6 for c in per_task) / len(per_task)
+        row = next(r for r in v["rows"] if r["name"] == agent)
+        assert row["pass_hat_2"] == pytest.approx(expected, abs=1e-12)
+        assert row["pass_hat_2"] <= row["success_rate"] <= row["pass_at_2"]

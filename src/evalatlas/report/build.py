@@ -34,7 +34,7 @@ from evalatlas.analysis.frameworks import group_records
 from evalatlas.analysis.speedups import speedup_result, task_payloads
 from evalatlas.analysis.summary import group_rows, merge_outcomes, outcome_rows, summary_result
 from evalatlas.analysis.tiers import tier_table
-from evalatlas.metrics.outcomes import cost_of_pass
+from evalatlas.metrics.outcomes import cost_of_pass, default_k_values, pass_hat_k
 from evalatlas.metrics.pareto import pareto_frontier
 from evalatlas.report.frameworks import build_report as build_framework_report
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
@@ -593,6 +593,7 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
             "cost_ci_low": c[0] if c else None, "cost_ci_high": c[1] if c else None,
             "cost_per_success": cop if math.isfinite(cop) else None,
             "cost_per_success_inf": cop == math.inf,
+            "pass_hat_k": None if r.get("pass_hat_k") else _pass_hat(cells, str(k)),
         })
     if tasks_views:
         _mark_ties(board, pairs, key_of)
@@ -623,6 +624,24 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
         "drill": _drill(store, by, ids, cells, t_order if tasks_views else [], opts),
         "notes": notes,
     }
+
+
+def _pass_hat(cells: _Cells, key: str) -> dict[str, float | None] | None:
+    """pass^k (tau-bench: all k draws of a task succeed) per k of ``default_k_values``,
+    averaged over the tasks with at least k known attempts; None with one attempt."""
+    if key not in cells.keys:
+        return None
+    i = cells.keys.index(key)
+    n, c = cells.known[i], cells.succ[i]
+    ran = n > 0
+    if not ran.any():
+        return None
+    out: dict[str, float | None] = {}
+    for k in default_k_values(int(n[ran].min())):
+        vals = [pass_hat_k(int(nn), int(cc), k) for nn, cc in zip(n, c, strict=True)
+                if nn >= k]
+        out[str(k)] = float(np.mean(vals)) if vals else None
+    return out or None
 
 
 def _mark_ties(board: list[dict[str, Any]], pairs: dict[str, Any],

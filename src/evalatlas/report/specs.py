@@ -124,10 +124,9 @@ def leaderboard_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
             row[f"pass_at_{k}"] = v.get("value")
             row[f"pass_at_{k}_ci_low"] = v.get("ci_low")
             row[f"pass_at_{k}_ci_high"] = v.get("ci_high")
-        for key, label in (("pass_hat_k", "pass_hat"), ("pass_pow_k", "pass_hat")):
-            for k, v in (s.get(key) or {}).items():
-                val = v.get("value") if isinstance(v, dict) else v
-                row[f"{label}_{k}"] = val
+        hats = s.get("pass_hat_k") or b.get("pass_hat_k") or {}  # the summary's if it has
+        for k, v in hats.items():
+            row[f"pass_hat_{k}"] = v.get("value") if isinstance(v, dict) else v
         row["cost_per_episode"] = b["cost_per_episode"]
         row["cost_ci_low"] = b["cost_ci_low"]
         row["cost_ci_high"] = b["cost_ci_high"]
