@@ -39,7 +39,12 @@ from evalatlas.store.frames import episodes_frame, store_from_frame
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
 from evalatlas.store.outcomes import task_outcome_counts
 from evalatlas.store.published import published_metrics, score_values
-from evalatlas.store.queries import error_counts, rewards_by_group, summary_totals
+from evalatlas.store.queries import (
+    OUTCOMES,
+    error_counts,
+    rewards_by_group,
+    summary_totals,
+)
 from evalatlas.store.sides import load_side, pick_score, resolve
 from evalatlas.store.speedups import benchmark_detail, load_speedup_rows
 from evalatlas.store.tiers import load_tier_runs
@@ -135,27 +140,34 @@ def _store_of(data: Data) -> Iterator[_db.Store]:
 def summary(
     data: Data, by: str | Sequence[str] = "agent", *,
     experiment: list[str] | None = None, confidence: float = 0.95,
-    ks: Sequence[int] | None = None,
+    ks: Sequence[int] | None = None, outcome: str = "any",
 ) -> SummaryResult:
     """One row per group (agent by default; experiment, benchmark, model, task, status,
     ``label:<name>``, or several): success rate with Wilson and task-clustered
     intervals, pass@k (one grouping key), mean reward, errors, tokens, cost, time.
+    ``outcome``: ``any`` (harness where present, else judge), ``harness`` or ``judge``.
     See :class:`evalatlas.analysis.summary.SummaryResult` for every field."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
     groups = [by] if isinstance(by, str) else list(by)
     groups = [g.strip() for g in groups if g.strip()] or ["agent"]
     with _store_of(data) as store:
-        rows = group_rows(summary_totals(store, groups, experiment=experiment),
+        rows = group_rows(summary_totals(store, groups, experiment=experiment, outcome=outcome),
                           error_counts(store, groups, experiment=experiment),
-                          rewards_by_group(store, groups, experiment=experiment),
+                          rewards_by_group(store, groups, experiment=experiment,
+                                           outcome=outcome),
                           groups, confidence=confidence)
         if len(groups) == 1:
-            counts, labels = task_outcome_counts(store, groups[0], experiment=experiment)
+            counts, labels = task_outcome_counts(store, groups[0], experiment=experiment,
+                                                 outcome=outcome)
             merge_outcomes(rows, outcome_rows(counts, labels, groups[0], ks=ks,
                                               confidence=confidence), groups[0])
         unpriced = unknown_price_models(store)
         published = published_rows(published_metrics(store, experiment),
                                    lambda exp_id, score: score_values(store, exp_id, score))
-    result = summary_result(rows, groups, confidence=confidence, unknown_price_models=unpriced)
+    result = summary_result(rows, groups, confidence=confidence,
+                            unknown_price_models=unpriced)
+    result.meta["outcome"] = outcome
     # the source's own numbers (Inspect results, EEE aggregates) beside evalatlas's
     result.meta["published"] = published
     note = disagreement_note(published)

@@ -191,15 +191,15 @@ def test_compare_and_tiers_skip_unknown_outcomes(tmp_path: Path) -> None:
 
 
 def test_mean_reward_interval_is_task_clustered(tmp_path: Path) -> None:
-    from evalatlas.stats import mean_with_interval
+    from evalatlas.stats import bounded_mean_interval
 
     logs = [EvalLog.load(p) for p in sorted((EXAMPLES / "evallogs").iterdir())]
     with Store(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [EXAMPLES])
         rows = {r["agent"]: r for r in summary(store)}
     for log in logs:
-        iv = mean_with_interval([e.reward for e in log.episodes],
-                                clusters=[e.task_id for e in log.episodes])
+        iv = bounded_mean_interval([e.reward for e in log.episodes],
+                                   clusters=[e.task_id for e in log.episodes])
         row = rows[log.experiment.agent.name]
         assert (row["mean_reward_ci_low"], row["mean_reward_ci_high"]) == pytest.approx(
             (iv.low, iv.high))

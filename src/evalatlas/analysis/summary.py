@@ -33,8 +33,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from evalatlas.analysis.results import TableResult
-from evalatlas.metrics.outcomes import default_k_values, pass_at_k_counts
-from evalatlas.stats.bounded import bounded_mean_interval
+from evalatlas.metrics.outcomes import attempt_k_values, pass_at_k_counts, pass_hat_k_counts
+from evalatlas.stats.bounded import bounded_interval_from_totals, bounded_mean_interval
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.stats.standard_errors import clustered_mean_interval
 
@@ -86,12 +86,13 @@ def group_rows(
             "tasks": int(r["tasks"]),
             "successes": s,
             "outcome_unknown_episodes": n - known,
-            "success_rate": s / known if known else math.nan,
-            "success_rate_ci_low": lo,
-            "success_rate_ci_high": hi,
+            "judged_outcome_episodes": int(r.get("judged_outcomes") or 0),
+            "success_rate": s / known if known else None,
+            "success_rate_ci_low": None if math.isnan(lo) else lo,
+            "success_rate_ci_high": None if math.isnan(hi) else hi,
             "mean_reward": r["mean_reward"],
-            "mean_reward_ci_low": reward_ci.get(gk, (math.nan, math.nan))[0],
-            "mean_reward_ci_high": reward_ci.get(gk, (math.nan, math.nan))[1],
+            "mean_reward_ci_low": reward_ci.get(gk, (None, None))[0],
+            "mean_reward_ci_high": reward_ci.get(gk, (None, None))[1],
             "errors": int(r["errors"]),
             "errors_by_type": by_kind.get(gk, {}),
             "total_tokens": int(r["total_tokens"]) if r["total_tokens"] is not None else None,
@@ -107,9 +108,12 @@ def group_rows(
 
 def _mean_reward_intervals(
     arrays: dict[str, Any], n_keys: int, confidence: float,
-) -> dict[tuple, tuple[float, float]]:
+) -> dict[tuple, tuple[float | None, float | None]]:
     """group key -> (low, high) of mean reward, tasks as clusters, over known rewards,
-    from the per-(group, task) totals of :func:`~evalatlas.store.queries.rewards_by_group`."""
+    from the per-(group, task) totals of :func:`~evalatlas.store.queries.rewards_by_group`.
+
+    Rewards in [0, 1] (the usual case) get :func:`bounded_interval_from_totals` (inside
+    [0, 1]); rewards outside it have no known range: the clustered t interval."""
     n = len(arrays.get("n", ()))
     if n == 0:
         return {}
@@ -117,18 +121,28 @@ def _mean_reward_intervals(
     counts = np.asarray(arrays["n"], dtype=float)
     sums = np.asarray(arrays["s"], dtype=float)
     squares = np.asarray(arrays["q"], dtype=float)
+    lows = np.asarray(arrays["lo"], dtype=float)
+    highs = np.asarray(arrays["hi"], dtype=float)
     change = np.zeros(n, dtype=bool)
     for c in cols:
         change[1:] |= c[1:] != c[:-1]
     bounds = [*np.flatnonzero(change), n]
-    out: dict[tuple, tuple[float, float]] = {}
+    out: dict[tuple, tuple[float | None, float | None]] = {}
     start = 0
     for end in bounds:
         if end == start:
             continue
-        iv = clustered_mean_interval(counts[start:end], sums[start:end], squares[start:end],
-                                     confidence=confidence)
-        out[tuple(c[start] for c in cols)] = (iv.low, iv.high)
+        sl = slice(start, end)
+        if lows[sl].min() >= 0.0 and highs[sl].max() <= 1.0:
+            b = bounded_interval_from_totals(counts[sl], sums[sl], squares[sl],
+                                             confidence=confidence)
+            pair = (b.low, b.high)
+        else:
+            iv = clustered_mean_interval(counts[sl], sums[sl], squares[sl],
+                                         confidence=confidence)
+            pair = (None if math.isnan(iv.low) else iv.low,
+                    None if math.isnan(iv.high) else iv.high)
+        out[tuple(c[start] for c in cols)] = pair
         start = end
     return out
 
@@ -141,12 +155,20 @@ def outcome_rows(
     ks: Sequence[int] | None = None,
     confidence: float = 0.95,
 ) -> list[dict[str, Any]]:
-    """One row per group: success rate with Wilson and clustered intervals, pass@k [CI],
-    from :func:`~evalatlas.store.outcomes.task_outcome_counts` (arrays ``k``, ``task``,
-    ``n``, ``c`` sorted by group)."""
+    """One row per group: success rate with Wilson and task-clustered intervals, pass@k and
+    pass^k [CI], from :func:`~evalatlas.store.outcomes.task_outcome_counts` (arrays ``k``,
+    ``agent_k``, ``task``, ``n``, ``c`` sorted by group and agent).
+
+    pass@k and pass^k are computed per (agent, task) from that agent's own attempts, then
+    averaged over tasks, for k = 1 .. the fewest attempts of a task (or ``ks``). A group
+    holding several agents (``--by benchmark`` ...) gets none, with ``pass_at_k_note``
+    saying why: pooling agents' episodes as attempts of one agent gives pass@64-style
+    nonsense."""
     keys = np.asarray(counts.get("k", ()), dtype=object)
     if keys.size == 0:
         return []
+    agents = np.asarray(counts.get("agent_k", keys), dtype=object)
+    tasks = np.asarray(counts["task"], dtype=object)
     n_all = np.asarray(counts["n"], dtype=np.int64)
     c_all = np.asarray(counts["c"], dtype=np.int64)
     change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
@@ -154,45 +176,71 @@ def outcome_rows(
     ends = np.concatenate((change, [keys.size]))
     rows: list[dict[str, Any]] = []
     for a, b in zip(starts, ends, strict=True):
-        n_task, c_task = n_all[a:b], c_all[a:b]
-        n, c = int(n_task.sum()), int(c_task.sum())
-        lo, hi = wilson_interval(c, n, confidence)
-        # tasks as clusters; 0/1 outcomes, so a task's sum of squares is its successes
-        clustered = clustered_mean_interval(n_task, c_task, c_task, confidence=confidence)
-        group_ks = ks if ks is not None else default_k_values(int(n_task.min()))
-        row: dict[str, Any] = {
-            by: labels[keys[a]], "episodes": n, "tasks": int(n_task.size),
-            "min_attempts": int(n_task.min()), "successes": c,
-            "success_rate": c / n,
-            "success_rate_ci_low": lo, "success_rate_ci_high": hi,
-            "success_rate_se_clustered": clustered.se,
-            "success_rate_clustered_ci_low": clustered.low,
-            "success_rate_clustered_ci_high": clustered.high,
-            "pass_at_k": {},
-        }
+        row = _outcome_row(n_all[a:b], c_all[a:b], tasks[a:b], agents[a:b], ks, confidence)
+        row = {by: labels[keys[a]], **row}
         if by == "agent":
             row["agent_id"] = keys[a]
-        for k in group_ks:
-            row["pass_at_k"][str(k)] = _pass_at_k(n_task, c_task, k, confidence)
         rows.append(row)
     rows.sort(key=lambda r: (str(r[by]), r.get("agent_id") or ""))
     return rows
 
 
-def _pass_at_k(n_task: np.ndarray, c_task: np.ndarray, k: int,
-               confidence: float) -> dict[str, Any]:
-    per_task = pass_at_k_counts(n_task, c_task, k)
+def _outcome_row(n_rows: np.ndarray, c_rows: np.ndarray, task_rows: np.ndarray,
+                 agent_rows: np.ndarray, ks: Sequence[int] | None,
+                 confidence: float) -> dict[str, Any]:
+    """The numbers of one group from its per-(agent, task) counts."""
+    n, c = int(n_rows.sum()), int(c_rows.sum())
+    lo, hi = wilson_interval(c, n, confidence)
+    _, task_code = np.unique(task_rows.astype(str), return_inverse=True)
+    # tasks as clusters (whichever agent ran them); 0/1 outcomes, so a task's sum of
+    # squares is its successes
+    n_by_task = np.bincount(task_code, weights=n_rows).astype(float)
+    c_by_task = np.bincount(task_code, weights=c_rows).astype(float)
+    se = clustered_mean_interval(n_by_task, c_by_task, c_by_task, confidence=confidence).se
+    clustered = bounded_interval_from_totals(n_by_task, c_by_task, c_by_task,
+                                             confidence=confidence, binary=True)
+    n_agents = int(np.unique(agent_rows.astype(str)).size)
+    row: dict[str, Any] = {
+        "episodes": n, "tasks": int(task_code.max()) + 1 if task_code.size else 0,
+        "min_attempts": int(n_rows.min()), "successes": c,
+        "success_rate": c / n,
+        "success_rate_ci_low": lo, "success_rate_ci_high": hi,
+        "success_rate_se_clustered": None if math.isnan(se) else se,
+        "success_rate_clustered_ci_low": clustered.low,
+        "success_rate_clustered_ci_high": clustered.high,
+        "pass_at_k": {}, "pass_hat_k": {},
+    }
+    if clustered.reason:
+        row["success_rate_clustered_ci_note"] = clustered.reason
+    if n_agents > 1:
+        row["pass_at_k_note"] = (f"{n_agents} agents in this group: pass@k and pass^k are "
+                                 "only defined over one agent's attempts (see --by agent)")
+        return row
+    group_ks = list(ks) if ks is not None else attempt_k_values(int(n_rows.min()))
+    for k in group_ks:
+        row["pass_at_k"][str(k)] = _over_tasks(pass_at_k_counts(n_rows, c_rows, k), confidence)
+        row["pass_hat_k"][str(k)] = _over_tasks(pass_hat_k_counts(n_rows, c_rows, k),
+                                                confidence)
+    return row
+
+
+def _over_tasks(per_task: np.ndarray, confidence: float) -> dict[str, Any]:
+    """Mean of per-task values in [0, 1] over the tasks that have one (enough attempts),
+    with :func:`bounded_mean_interval` (inside [0, 1]; None with a reason if undefined)."""
     eligible = per_task[~np.isnan(per_task)]
     if eligible.size == 0:
         return {"value": None, "ci_low": None, "ci_high": None, "tasks": 0}
-    # pass@k per task is a probability: its mean's interval stays inside [0, 1]
     iv = bounded_mean_interval(eligible, confidence=confidence)
-    return {"value": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
-            "tasks": int(eligible.size)}
+    out = {"value": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
+           "tasks": int(eligible.size)}
+    if iv.reason:
+        out["ci_note"] = iv.reason
+    return out
 
 
 OUTCOME_FIELDS = ("success_rate_se_clustered", "success_rate_clustered_ci_low",
-                  "success_rate_clustered_ci_high", "min_attempts", "pass_at_k")
+                  "success_rate_clustered_ci_high", "success_rate_clustered_ci_note",
+                  "min_attempts", "pass_at_k", "pass_hat_k", "pass_at_k_note")
 """What :func:`outcome_rows` adds to a summary row (one grouping key only)."""
 
 
@@ -208,7 +256,8 @@ def merge_outcomes(rows: list[dict[str, Any]], outcomes: list[dict[str, Any]],
         if o is None:
             continue
         for k in OUTCOME_FIELDS:
-            row[k] = o[k]
+            if k in o:
+                row[k] = o[k]
 
 
 def summary_result(

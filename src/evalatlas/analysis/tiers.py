@@ -7,13 +7,15 @@ and :mod:`evalatlas.stats`; the runs come from :func:`evalatlas.store.tiers.load
 (per tier: arrays ``success``, ``impl``, ``cost``, ``task``).
 
 Per tier: runs; pass rate (mean of per-run pass) with a Wilson interval over runs; mean
-impl rate (judge ``impl_rate`` score, missing values excluded and counted) with a CLT
-interval (clustered by task when the tier spans several tasks); the median of the
-per-run composite ``composite_score(pass, impl_rate)`` with a percentile bootstrap
-interval; its letter grade; mean cost over runs whose cost is known, with the same kind
-of interval as impl rate; cost of pass = mean cost / pass rate; uplift of the median
-composite against the baseline tier with a percentile bootstrap interval (runs resampled
-independently within the tier and the baseline, fixed seed). Intervals are ``None``
+impl rate (judge ``impl_rate`` score, missing values excluded and counted) with a
+Wilson effective-n interval inside [0, 1] (clustered by task when the tier spans several
+tasks; :func:`bounded_mean_interval`); the median of the per-run composite
+``composite_score(pass, impl_rate)`` with a percentile bootstrap interval (None when
+every composite is equal); its letter grade; mean cost over runs whose cost is known,
+with a percentile (task-cluster) bootstrap interval, never below 0; cost of pass = mean
+cost / pass rate; uplift of the median composite against the baseline tier with a
+percentile bootstrap interval (runs resampled independently within the tier and the
+baseline, fixed seed). Intervals are ``None``
 with fewer than two runs.
 
 Cross-tier lines follow seed 001: ``pass_rate_variance`` over the tiers' pass rates,
@@ -45,8 +47,8 @@ from evalatlas.metrics.outcomes import (
     tier_uplift,
 )
 from evalatlas.stats.bootstrap import bootstrap_ci
+from evalatlas.stats.bounded import bounded_mean_interval, nonnegative_mean_interval
 from evalatlas.stats.intervals import wilson_interval
-from evalatlas.stats.standard_errors import mean_with_interval
 
 
 @dataclass
@@ -71,17 +73,25 @@ def _finite_pair(pair: tuple[float, float]) -> tuple[float | None, float | None]
     return (None if math.isnan(lo) else lo, None if math.isnan(hi) else hi)
 
 
-def _mean_interval(values: np.ndarray, tasks: np.ndarray,
-                   confidence: float) -> tuple[float | None, float | None]:
-    """Interval of a mean over runs: clustered by task when the tier has several tasks
-    (runs of one task are not independent), else the CLT interval; None when undefined."""
+def _mean_interval(values: np.ndarray, tasks: np.ndarray, confidence: float, *,
+                   rate: bool) -> tuple[float | None, float | None]:
+    """Interval of a mean over runs, clustered by task when the tier has several tasks
+    (runs of one task are not independent), inside the quantity's range: a rate (impl
+    rate, clipped to [0, 1] as :func:`impl_rate` does) gets
+    :func:`bounded_mean_interval`, a cost :func:`nonnegative_mean_interval` (percentile
+    bootstrap, >= 0). None when undefined (fewer than 2 runs, no spread)."""
     keep = ~np.isnan(values)
     if keep.sum() < 2:
         return None, None
     several = np.unique(tasks[keep].astype(str)).size > 1
-    iv = mean_with_interval(values[keep], clusters=tasks[keep] if several else None,
-                            confidence=confidence)
-    return _finite_pair((iv.low, iv.high))
+    clusters = tasks[keep] if several else None
+    if rate:
+        iv = bounded_mean_interval(np.clip(values[keep], 0.0, 1.0), clusters=clusters,
+                                   confidence=confidence)
+    else:
+        iv = nonnegative_mean_interval(np.maximum(values[keep], 0.0), clusters=clusters,
+                                       confidence=confidence)
+    return iv.low, iv.high
 
 
 def _median_composites(success: np.ndarray, impl: np.ndarray,
@@ -151,15 +161,16 @@ def tier_table(
         pr = pass_rate(r["success"].tolist())
         lo, hi = wilson_interval(s, n, confidence)
         impl_known = r["impl"][~np.isnan(r["impl"])]
-        impl_iv = _mean_interval(r["impl"], r["task"], confidence)
+        impl_iv = _mean_interval(r["impl"], r["task"], confidence, rate=True)
         impl_mean = float(impl_known.mean()) if impl_known.size else None
         comp_stats = compute_statistics(comps[t].tolist(), ddof=ddof)
         comp_median = comp_stats.median if comp_stats.count else None
         comp_lo, comp_hi = _finite_pair(bootstrap_ci(
             comps[t], statistic=np.median, confidence=confidence, n_resamples=n_resamples,
-            seed=seed, method="percentile")) if comp_stats.count >= 2 else (None, None)
+            seed=seed, method="percentile")) if comp_stats.count >= 2 and \
+            np.nanmin(comps[t]) < np.nanmax(comps[t]) else (None, None)  # no spread: None
         cost_known = r["cost"][~np.isnan(r["cost"])]
-        cost_iv = _mean_interval(r["cost"], r["task"], confidence)
+        cost_iv = _mean_interval(r["cost"], r["task"], confidence, rate=False)
         mean_cost = float(cost_known.mean()) if cost_known.size else None
         cost_stats = compute_statistics(cost_known.tolist(), ddof=ddof)
         cop = cost_of_pass(mean_cost, pr)

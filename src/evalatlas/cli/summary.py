@@ -13,14 +13,22 @@ from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
 
 def _rate(row: dict[str, Any]) -> str:
     r = row["success_rate"]
-    if r != r:  # NaN: no episode with a known outcome
+    if r is None or r != r:  # no episode with a known outcome
         text = "-"
     else:
-        text = (f"{100 * r:.1f}% [{100 * row['success_rate_ci_low']:.1f}, "
-                f"{100 * row['success_rate_ci_high']:.1f}]")
+        text = f"{100 * r:.1f}%" + _ci(row["success_rate_ci_low"], row["success_rate_ci_high"])
     if row["outcome_unknown_episodes"]:
         text += f" ({row['outcome_unknown_episodes']} unknown)"
+    if row.get("judged_outcome_episodes"):
+        text += f" ({row['judged_outcome_episodes']} judged)"
     return text
+
+
+def _ci(lo: float | None, hi: float | None, scale: float = 100.0, digits: int = 1) -> str:
+    """`` [lo, hi]``, or nothing when the interval is undefined (None or NaN)."""
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return ""
+    return f" [{scale * lo:.{digits}f}, {scale * hi:.{digits}f}]"
 
 
 def _clustered(row: dict[str, Any]) -> str:
@@ -30,25 +38,34 @@ def _clustered(row: dict[str, Any]) -> str:
     return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
-def _pass_at_k(row: dict[str, Any]) -> str:
-    parts = []
-    for k, v in (row.get("pass_at_k") or {}).items():
-        if k == "1" or v["value"] is None:
-            continue
-        ci = ""
-        if v["ci_low"] is not None and v["ci_high"] is not None:
-            ci = f" [{100 * max(0.0, v['ci_low']):.1f}, {100 * min(1.0, v['ci_high']):.1f}]"
-        parts.append(f"@{k} {100 * v['value']:.1f}%{ci}")
+def _shown_ks(values: dict[str, Any]) -> list[str]:
+    """k = 2 and the largest k (all of them are in the JSON output)."""
+    ks = [k for k, v in values.items() if k != "1" and v["value"] is not None]
+    return list(dict.fromkeys([ks[0], ks[-1]])) if ks else []
+
+
+def _pass_k(row: dict[str, Any], field: str, symbol: str) -> str:
+    if row.get("pass_at_k_note"):
+        return "per agent only"
+    values = row.get(field) or {}
+    parts = [f"{symbol}{k} {100 * values[k]['value']:.1f}%"
+             f"{_ci(values[k]['ci_low'], values[k]['ci_high'])}" for k in _shown_ks(values)]
     return ", ".join(parts) or "-"
+
+
+def _pass_at_k(row: dict[str, Any]) -> str:
+    return _pass_k(row, "pass_at_k", "@")
+
+
+def _pass_hat_k(row: dict[str, Any]) -> str:
+    return _pass_k(row, "pass_hat_k", "^")
 
 
 def _reward(row: dict[str, Any]) -> str:
     m, lo, hi = row["mean_reward"], row["mean_reward_ci_low"], row["mean_reward_ci_high"]
     if m is None:
         return "-"
-    if lo != lo or hi != hi:  # NaN: no spread to estimate
-        return f"{m:.3f}"
-    return f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
+    return f"{m:.3f}" + _ci(lo, hi, 1.0, 3)
 
 
 def _cost(row: dict[str, Any]) -> str:
@@ -72,6 +89,10 @@ def summary_cmd(
     experiment: Annotated[list[str] | None, typer.Option(
         "--experiment", "-e", help="Only these experiments (id or name).")] = None,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.95,
+    outcome: Annotated[str, typer.Option(
+        "--outcome", help="harness: the harness's own outcomes only (others unknown); "
+        "judge: the LLM judge's verdict wherever there is one; any: harness where present, "
+        "else judge.")] = "any",
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
@@ -84,7 +105,8 @@ def summary_cmd(
     groups = [b.strip() for b in by.split(",") if b.strip()]
     with open_store(ctx, read_only=True) as store:
         try:
-            result = summary(store, groups, experiment=experiment, confidence=confidence)
+            result = summary(store, groups, experiment=experiment, confidence=confidence,
+                             outcome=outcome)
         except ValueError as exc:
             fail(str(exc))
     pct = f"{round(100 * confidence)}%"
@@ -94,6 +116,7 @@ def summary_cmd(
         Col("success_rate", f"success [{pct} CI]", _rate, 1),
         Col("success_rate_clustered_ci_low", "CI (tasks clustered)", _clustered, 7),
         Col("pass_at_k", "pass@k", _pass_at_k, 5),
+        Col("pass_hat_k", "pass^k", _pass_hat_k, 6),
         Col("mean_reward", "mean reward [CI]", _reward, 6),
         Col("errors_by_type", "errors", _errors, 8),
         Col("total_tokens", "tokens", None, 12),

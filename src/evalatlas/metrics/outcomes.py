@@ -412,6 +412,8 @@ def pass_at_k_counts(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
     c = np.asarray(c, dtype=np.int64)
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
+    if n.shape != c.shape:
+        raise ValueError(f"n and c differ in shape: {n.shape} vs {c.shape}")
     if np.any((c < 0) | (c > n)):
         raise ValueError("need 0 <= c <= n for every task")
     out = np.full(n.shape, np.nan)
@@ -429,6 +431,38 @@ def pass_at_k_counts(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
     rest = ok & ~all_pass
     out[rest] = 0.0 - np.expm1(cum[n[rest]] - cum[n[rest] - c[rest]])
     return out
+
+
+def pass_hat_k_counts(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """Vectorised :func:`pass_hat_k`: ``C(c, k) / C(n, k)`` per task (tau-bench pass^k).
+
+    ``log C(c,k) - log C(n,k) = (L[c] - L[c-k]) - (L[n] - L[n-k])`` with ``L[x] =
+    log x!`` (a cumulative sum of logs); 0 where ``c < k``, NaN where ``n < k``.
+    """
+    n = np.asarray(n, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if n.shape != c.shape:
+        raise ValueError(f"n and c differ in shape: {n.shape} vs {c.shape}")
+    if np.any((c < 0) | (c > n)):
+        raise ValueError("need 0 <= c <= n for every task")
+    out = np.full(n.shape, np.nan)
+    if n.size == 0:
+        return out
+    logfact = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, int(n.max()) + 1)))))
+    ok = n >= k
+    out[ok] = 0.0
+    some = ok & (c >= k)
+    ns, cs = n[some], c[some]
+    out[some] = np.exp((logfact[cs] - logfact[cs - k]) - (logfact[ns] - logfact[ns - k]))
+    return out
+
+
+def attempt_k_values(min_attempts: int) -> list[int]:
+    """Every k from 1 to the fewest attempts of a task (issue 10: pass@k and pass^k are
+    reported for each k the data supports); ``[]`` when no task has an attempt."""
+    return list(range(1, max(0, int(min_attempts)) + 1))
 
 
 def default_k_values(min_attempts: int) -> list[int]:

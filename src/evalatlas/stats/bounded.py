@@ -163,6 +163,65 @@ def bounded_mean_interval(
     return out(*wilson_effective_n(p, n_eff, z))
 
 
+def bounded_interval_from_totals(
+    counts: Sequence[float] | np.ndarray,
+    sums: Sequence[float] | np.ndarray,
+    sums_of_squares: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    lower: float = 0.0,
+    upper: float = 1.0,
+    binary: bool = False,
+) -> BoundedInterval:
+    """:func:`bounded_mean_interval` with tasks as clusters, from per-cluster totals only
+    (``n_c`` values, their sum ``s_c`` and sum of squares ``q_c``, on the original
+    scale), so the database can aggregate millions of episodes to one row per task.
+
+    Same method and numbers as the per-value form (tested): the clustered SE is
+    :func:`clustered_mean_interval`'s, every value equal means zero within-group
+    variance, and ``binary=True`` says the values are 0/1 (successes), where the
+    all-equal case at 0% or 100% still gets a (worst-case) interval.
+    """
+    check_confidence(confidence)
+    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
+        raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
+    from evalatlas.stats.standard_errors import clustered_mean_interval
+
+    nc = np.asarray(counts, dtype=float).ravel()
+    keep = nc > 0
+    nc = nc[keep]
+    sc = np.asarray(sums, dtype=float).ravel()[keep]
+    qc = np.asarray(sums_of_squares, dtype=float).ravel()[keep]
+    n, units = int(nc.sum()), int(nc.size)
+    method = "wilson-effective-n-clustered"
+    if n == 0:
+        return BoundedInterval(None, None, None, method, confidence, 0, 0, "no values")
+    width = upper - lower
+    # rescale the totals to q = (v - lower) / width
+    s_q = (sc - lower * nc) / width
+    q_q = (qc - 2 * lower * sc + lower * lower * nc) / (width * width)
+    p = min(1.0, max(0.0, float(s_q.sum()) / n))
+    est = lower + p * width
+
+    def out(lo: float | None, hi: float | None, reason: str | None = None) -> BoundedInterval:
+        return BoundedInterval(est, None if lo is None else lower + lo * width,
+                               None if hi is None else lower + hi * width, method,
+                               confidence, n, units, reason)
+
+    if units < 2:
+        return out(None, None, "one task (cluster): no spread between independent units "
+                               "to estimate")
+    z = t_quantile(confidence, units - 1)
+    spread = float(q_q.sum()) / n - p * p
+    if spread <= 1e-12 * max(1.0, p):
+        if binary and p in (0.0, 1.0):
+            return out(*wilson_effective_n(p, float(units), z))
+        return out(None, None, "every value is equal: no spread to estimate")
+    se = clustered_mean_interval(nc, s_q, q_q, confidence=confidence).se
+    n_eff = float(n) if not se > 0 else max(1.0, p * (1 - p) / (se * se))
+    return out(*wilson_effective_n(p, n_eff, z))
+
+
 def nonnegative_mean_interval(
     values: Sequence[float] | np.ndarray,
     *,

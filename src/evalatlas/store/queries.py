@@ -50,6 +50,34 @@ def experiment_filter(experiment: list[str] | None) -> tuple[str, list[Any]]:
             [*experiment, *experiment])
 
 
+OUTCOMES = ("any", "harness", "judge")
+"""Which outcome ``summary --outcome`` reads (issue 10): ``harness`` the harness's own
+only (the rest counted unknown); ``judge`` the judge's verdict wherever there is one;
+``any`` (default) the stored outcome: the harness's where present, else a judge's."""
+
+_JUDGE_REWARD = ("CASE WHEN outcome_source LIKE 'judge%' THEN reward ELSE "
+                 "(TRY_CAST(scores->>'$.\"judge.correctness\"' AS DOUBLE) - 1) / 4 END")
+"""A judge's reward: the stored one when a judge supplied it, else the first judge's
+``judge.correctness`` score on the answer judge's 1-5 scale mapped to ``(c - 1) / 4``."""
+
+
+def episodes_source(outcome: str = "any") -> str:
+    """``episodes`` as a FROM item (alias ``e``) whose ``reward``/``success`` are the
+    outcome ``outcome`` chooses, plus ``outcome_judged`` (that outcome came from a judge)."""
+    if outcome == "any":
+        return ("(SELECT *, coalesce(outcome_source LIKE 'judge%', false) AS outcome_judged "
+                "FROM episodes) e")
+    if outcome == "harness":
+        r = "CASE WHEN coalesce(outcome_source, 'harness') = 'harness' THEN reward END"
+        judged = "false"
+    elif outcome == "judge":
+        r, judged = _JUDGE_REWARD, f"({_JUDGE_REWARD}) IS NOT NULL"
+    else:
+        raise ValueError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
+    return (f"(SELECT * REPLACE (({r}) AS reward, ({r}) > 0 AS success), "
+            f"{judged} AS outcome_judged FROM episodes) e")
+
+
 def _group_sql(by: list[str]) -> tuple[list[tuple[str, str, str]], str, str, str]:
     exprs = [group_expr(b) for b in by]
     keys = ", ".join(f"{k} AS k{i}" for i, (_, k, _) in enumerate(exprs))
@@ -60,6 +88,7 @@ def _group_sql(by: list[str]) -> tuple[list[tuple[str, str, str]], str, str, str
 
 def summary_totals(
     store: Store, by: list[str], *, experiment: list[str] | None = None,
+    outcome: str = "any",
 ) -> list[dict[str, Any]]:
     """One row per group: keys ``k0..``, display names ``g0..`` and SQL aggregates
     (experiments, episodes, tasks, successes, outcome_known, mean_reward, errors, tokens,
@@ -73,6 +102,7 @@ def summary_totals(
           count(DISTINCT e.task_id) AS tasks,
           sum(CASE WHEN e.success THEN 1 ELSE 0 END) AS successes,
           count(e.success) AS outcome_known,
+          count(*) FILTER (WHERE e.outcome_judged) AS judged_outcomes,
           avg(e.reward) AS mean_reward,
           sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL
               THEN 1 ELSE 0 END) AS errors,
@@ -84,7 +114,7 @@ def summary_totals(
           count(*) FILTER (WHERE starts_with(e.cost_source, 'computed'))
             AS cost_computed_episodes,
           avg(e.wall_time_s) AS mean_wall_time_s
-        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
+        FROM {episodes_source(outcome)} LEFT JOIN experiments x USING (experiment_id)
         {where}
         GROUP BY {gb}
         ORDER BY {", ".join(f"g{i}" for i in range(len(exprs)))}
@@ -107,16 +137,18 @@ def error_counts(
 
 def rewards_by_group(
     store: Store, by: list[str], *, experiment: list[str] | None = None,
+    outcome: str = "any",
 ) -> dict[str, Any]:
     """Known rewards per (group, task) as arrays ``k0..``, ``n`` (count), ``s`` (sum),
-    ``q`` (sum of squares), sorted by group: what the task-clustered interval of mean
-    reward needs, one row per task rather than per episode."""
+    ``q`` (sum of squares), ``lo``/``hi`` (min/max), sorted by group: what the
+    task-clustered interval of mean reward needs, one row per task rather than per
+    episode."""
     _, keys, _, gb = _group_sql(by)
     where, params = experiment_filter(experiment)
     return store.query_arrays(f"""
         SELECT {keys}, e.task_id AS task, count(e.reward) AS n, sum(e.reward) AS s,
-               sum(e.reward * e.reward) AS q
-        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
+               sum(e.reward * e.reward) AS q, min(e.reward) AS lo, max(e.reward) AS hi
+        FROM {episodes_source(outcome)} LEFT JOIN experiments x USING (experiment_id)
         {where} {"AND" if where else "WHERE"} e.reward IS NOT NULL
         GROUP BY ALL ORDER BY {gb}
     """, params)
