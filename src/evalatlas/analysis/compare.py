@@ -12,16 +12,21 @@ Pairing (``pair_by``):
   task on both sides the values are 0/1 and McNemar's exact test applies; otherwise the
   per-task differences are tested with the Wilcoxon signed-rank test. Safe whatever the
   attempt counts, and it treats the task as the unit, as Miller (2024) recommends.
-- ``attempt``: pairs are (task, attempt index) keys both sides have, each 0/1 (McNemar).
-  Only meaningful when attempts are aligned (attempt i of A and of B are comparable,
-  e.g. the same seed); ProjectScylla runs of one task are the typical use.
+- ``attempt``: pairs only what the data says is paired: (task, seed) keys both sides
+  have, where each episode carries an explicit ``seed``. An attempt index alone does not
+  pair anything (trial 3 of A and trial 3 of B are independent draws), so episodes
+  without a seed are left out, and with none the pair cannot be compared.
 
-The difference is ``A - B`` with the paired interval of :func:`paired_difference` (t on
-the per-pair differences). When the test is not significant at ``alpha`` the sentence
-gives the number of tasks needed to detect ``detect`` (default 5 points) with 80% power
-from the observed variance of the paired difference (:func:`tasks_needed`); with no
-spread observed, the variance is bounded by ``pa(1 - pa) + pb(1 - pb)`` (independent
-outcomes), which is conservative for positively correlated agents.
+The difference is ``A - B`` with an interval inside [-100, 100] points when both sides
+are rates (:func:`bounded_mean_interval` on the per-pair differences), else the paired t
+interval. The interval is unadjusted; the verdict uses the raw p-value, or with more
+than two sides the Holm-adjusted one, and its sentence says which and explains any
+disagreement with the interval (:func:`sentence`). When the test is not significant at
+``alpha`` the sentence gives the number of tasks needed to detect ``detect`` (default 5
+points) with 80% power from the observed variance of the paired difference
+(:func:`tasks_needed`); with no spread observed, the variance is bounded by
+``pa(1 - pa) + pb(1 - pb)`` (independent outcomes), which is conservative for positively
+correlated agents.
 """
 
 from __future__ import annotations
@@ -34,38 +39,56 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from evalatlas.analysis.results import TableResult
+from evalatlas.stats.bounded import bounded_mean_interval, check_confidence
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
 from evalatlas.stats.power import tasks_needed
 
 PairBy = Literal["task", "attempt"]
 
+SideData = dict[str, np.ndarray]
+"""One side's episodes as arrays: ``task``, ``attempt``, ``seed`` (None = none),
+``success`` (0/1, known outcomes only), ``score`` (NaN = missing) and ``cost`` (NaN =
+unknown)."""
 
-def _grouped(data: dict[str, np.ndarray], pair_by: PairBy) -> dict[Any, tuple[float, ...]]:
-    """key -> (success mean, score mean (NaN-aware), cost mean (NaN-aware), n attempts).
+def _pair_keys(data: SideData, pair_by: PairBy) -> list[Any]:
+    """Each episode's pairing key: its task, or (task, seed) for ``attempt``, where only an
+    explicit seed says two attempts are paired (None: not pairable)."""
+    tasks = data["task"].tolist()
+    if pair_by == "task":
+        return tasks
+    seeds = data.get("seed", np.full(len(tasks), None, dtype=object)).tolist()
+    return [None if seed is None else (task, seed)
+            for task, seed in zip(tasks, seeds, strict=True)]
+
+
+def _grouped(data: SideData, pair_by: PairBy) -> dict[Any, tuple[float, float, float]]:
+    """key -> (success mean, score mean (NaN-aware), cost mean (NaN-aware)).
 
     Vectorised (one ``bincount`` per column): a Python loop of numpy calls per task cost
-    ~0.5 s per 5,000 tasks."""
-    if pair_by == "attempt":
-        keys = list(zip(data["task"].tolist(), data["attempt"].tolist(), strict=True))
-    else:
-        keys = data["task"].tolist()
+    ~0.5 s per 5,000 tasks. Episodes without a pairing key are left out."""
+    keys = _pair_keys(data, pair_by)
+    use = np.fromiter((k is not None for k in keys), dtype=bool, count=len(keys))
     index: dict[Any, int] = {}
-    inverse = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64,
-                          count=len(keys))
+    inverse = np.fromiter((index.setdefault(k, len(index)) for k in keys if k is not None),
+                          dtype=np.int64, count=int(use.sum()))
     m = len(index)
     n = np.bincount(inverse, minlength=m).astype(float)
-    success = np.bincount(inverse, weights=np.asarray(data["success"], dtype=float),
+    success = np.bincount(inverse, weights=np.asarray(data["success"], dtype=float)[use],
                           minlength=m) / np.where(n > 0, n, 1)
     means = []
     for col in ("score", "cost"):
-        v = np.asarray(data[col], dtype=float)
+        v = np.asarray(data[col], dtype=float)[use]
         ok = ~np.isnan(v)
         cnt = np.bincount(inverse[ok], minlength=m)
         tot = np.bincount(inverse[ok], weights=v[ok], minlength=m)
         with np.errstate(invalid="ignore", divide="ignore"):
             means.append(np.where(cnt > 0, tot / np.where(cnt > 0, cnt, 1), np.nan))
-    return {k: (float(success[i]), float(means[0][i]), float(means[1][i]), float(n[i]))
+    return {k: (float(success[i]), float(means[0][i]), float(means[1][i]))
             for k, i in index.items()}
+
+
+def _nanmean(values: np.ndarray) -> float:
+    return float(np.nanmean(values)) if np.any(~np.isnan(values)) else math.nan
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:
@@ -73,96 +96,158 @@ def _mean_or_none(values: np.ndarray) -> float | None:
     return float(v.mean()) if v.size else None
 
 
+def _none(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+def _task_of(key: Any, pair_by: PairBy) -> Any:
+    return key[0] if pair_by == "attempt" else key
+
+
+def _difference(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
+    """Paired difference ``mean(a - b)`` with an interval inside the range of ``a - b``.
+
+    When both sides lie in [0, 1] (rates, most scores), each difference is in [-1, 1] and
+    the interval is :func:`bounded_mean_interval` on that range (Wilson on an effective
+    n, never beyond +/-100 points); otherwise the paired t interval of
+    :func:`paired_difference`. The test's p-value is Wilcoxon's signed-rank."""
+    pd = paired_difference(a, b, confidence=confidence)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    d = a[keep] - b[keep]
+    out = {"diff": _none(pd.diff), "low": _none(pd.low), "high": _none(pd.high),
+           "p": _none(pd.pvalue), "variance": pd.diff_variance, "note": None}
+    if d.size and np.all((a[keep] >= 0) & (a[keep] <= 1) & (b[keep] >= 0) & (b[keep] <= 1)):
+        iv = bounded_mean_interval(d, lower=-1.0, upper=1.0, confidence=confidence)
+        out.update(low=iv.low, high=iv.high, note=iv.reason)
+    return out
+
+
+def _success_test(sa: np.ndarray, sb: np.ndarray, wilcoxon_p: float | None
+                  ) -> tuple[str, float | None, tuple[int, int] | None]:
+    """McNemar's exact test when every paired value is 0/1, else the Wilcoxon p-value."""
+    if sa.size and np.all(np.isin(sa, (0.0, 1.0))) and np.all(np.isin(sb, (0.0, 1.0))):
+        mc = mcnemar_test(sa.astype(bool), sb.astype(bool))
+        return "McNemar", mc.pvalue, (mc.a_only, mc.b_only)
+    return "Wilcoxon", wilcoxon_p, None
+
+
+def _tasks_needed(variance: float, sa: np.ndarray, sb: np.ndarray, detect: float,
+                  alpha: float) -> int | None:
+    """Tasks needed to detect ``detect`` with 80% power from the observed variance of the
+    difference; with none observed, the independent-outcomes bound pa(1-pa) + pb(1-pb)."""
+    var = variance
+    if not (var > 0):
+        pa, pb = (float(sa.mean()), float(sb.mean())) if sa.size else (0.5, 0.5)
+        var = pa * (1 - pa) + pb * (1 - pb)
+    return tasks_needed(var, detect, alpha=alpha) if var > 0 else None
+
+
 def compare_pair(
-    a_data: dict[str, np.ndarray], b_data: dict[str, np.ndarray], *,
+    a_data: SideData, b_data: SideData, *,
     pair_by: PairBy = "task", confidence: float = 0.95, detect: float = 0.05,
     alpha: float = 0.05,
 ) -> dict[str, Any]:
     """Numbers for one pair A vs B (no names, no sentence): see the module docstring."""
+    check_confidence(confidence)
     ga, gb = _grouped(a_data, pair_by), _grouped(b_data, pair_by)
     shared = sorted(set(ga) & set(gb), key=str)
-    n_tasks = len({k[0] if pair_by == "attempt" else k for k in shared})
-    sa = np.array([ga[k][0] for k in shared])
-    sb = np.array([gb[k][0] for k in shared])
-    qa = np.array([ga[k][1] for k in shared])
-    qb = np.array([gb[k][1] for k in shared])
-    ca = np.array([ga[k][2] for k in shared])
-    cb = np.array([gb[k][2] for k in shared])
-    pd = paired_difference(sa, sb, confidence=confidence)
-    binary = bool(shared) and np.all(np.isin(sa, (0.0, 1.0))) and np.all(np.isin(sb, (0, 1)))
-    if binary:
-        mc = mcnemar_test(sa.astype(bool), sb.astype(bool))
-        test, p = "McNemar", mc.pvalue
-        discordant = (mc.a_only, mc.b_only)
-    else:
-        test, p, discordant = "Wilcoxon", pd.pvalue, None
-    score_pd = paired_difference(qa, qb, confidence=confidence) if shared else None
-    var = pd.diff_variance
-    if not (var > 0):
-        pa, pb = (float(sa.mean()), float(sb.mean())) if shared else (0.5, 0.5)
-        var = pa * (1 - pa) + pb * (1 - pb)
-    needed = tasks_needed(var, detect, alpha=alpha) if var > 0 else None
+    cols = {name: (np.array([ga[k][i] for k in shared], dtype=float),
+                   np.array([gb[k][i] for k in shared], dtype=float))
+            for i, name in enumerate(("success", "score", "cost"))}
+    sa, sb = cols["success"]
+    success = _difference(sa, sb, confidence)
+    score = _difference(*cols["score"], confidence)
+    test, p, discordant = _success_test(sa, sb, success["p"])
     return {
-        "pair_by": pair_by, "shared_tasks": n_tasks, "pairs": len(shared),
-        "tasks_only_a": len({k[0] if pair_by == "attempt" else k for k in set(ga) - set(gb)}),
-        "tasks_only_b": len({k[0] if pair_by == "attempt" else k for k in set(gb) - set(ga)}),
-        "success_a": pd.mean_a if shared else None, "success_b": pd.mean_b if shared else None,
-        "diff": pd.diff if shared else None,
-        "diff_ci_low": None if math.isnan(pd.low) else pd.low,
-        "diff_ci_high": None if math.isnan(pd.high) else pd.high,
-        "test": test, "p": None if math.isnan(p) else p,
+        "pair_by": pair_by, "shared_tasks": len({_task_of(k, pair_by) for k in shared}),
+        "pairs": len(shared),
+        "tasks_only_a": len({_task_of(k, pair_by) for k in set(ga) - set(gb)}),
+        "tasks_only_b": len({_task_of(k, pair_by) for k in set(gb) - set(ga)}),
+        "success_a": _mean_or_none(sa), "success_b": _mean_or_none(sb),
+        "diff": success["diff"] if shared else None,
+        "diff_ci_low": success["low"], "diff_ci_high": success["high"],
+        "diff_ci_note": success["note"],
+        "test": test, "p": _none(p),
         "discordant_a_only": discordant[0] if discordant else None,
         "discordant_b_only": discordant[1] if discordant else None,
-        "score_a": _mean_or_none(qa), "score_b": _mean_or_none(qb),
-        "score_diff": (score_pd.diff if score_pd and not math.isnan(score_pd.diff) else None),
-        "score_diff_ci_low": (score_pd.low if score_pd and not math.isnan(score_pd.low)
-                              else None),
-        "score_diff_ci_high": (score_pd.high if score_pd and not math.isnan(score_pd.high)
-                               else None),
-        "score_p": (score_pd.pvalue if score_pd and not math.isnan(score_pd.pvalue)
-                    else None),
-        "cost_a": _mean_or_none(ca), "cost_b": _mean_or_none(cb),
-        "tasks_needed": needed, "detect": detect,
+        "score_a": _mean_or_none(cols["score"][0]), "score_b": _mean_or_none(cols["score"][1]),
+        "score_diff": score["diff"], "score_diff_ci_low": score["low"],
+        "score_diff_ci_high": score["high"], "score_p": score["p"],
+        "cost_a": _mean_or_none(cols["cost"][0]), "cost_b": _mean_or_none(cols["cost"][1]),
+        "tasks_needed": _tasks_needed(success["variance"], sa, sb, detect, alpha),
+        "detect": detect,
     }
 
 
 def _pts(x: float) -> str:
-    return f"{100 * x:.1f}"
+    """Percentage points with one decimal; never ``-0.0``."""
+    return f"{round(100 * x, 1) + 0.0:.1f}"
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 task``, ``2 tasks``, ``1,234 tasks``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def _p_text(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+def _interval_text(row: dict[str, Any], pct: str) -> str:
+    lo, hi = row["diff_ci_low"], row["diff_ci_high"]
+    if lo is None or hi is None:
+        return f"no {pct}: {row.get('diff_ci_note') or 'too few pairs'}"
+    return f"{pct} {_pts(lo)} to {_pts(hi)} points"
+
+
+def _basis(row: dict[str, Any], n_comparisons: int) -> tuple[float, str]:
+    """The p-value the verdict uses and how the sentence names it."""
+    raw = f"{row['test']} p = {_p_text(row['p'])}"
+    if row.get("p_holm") is None:
+        return row["p"], raw
+    return row["p_holm"], (f"{raw}, {_p_text(row['p_holm'])} after Holm adjustment for "
+                           f"{n_comparisons} comparisons")
 
 
 def sentence(a: str, b: str, row: dict[str, Any], *, alpha: float = 0.05,
-             confidence: float = 0.95) -> str:
-    """The plain-language verdict (the issue's wording)."""
+             confidence: float = 0.95, n_comparisons: int = 1) -> str:
+    """The plain-language verdict. It names the p-value it used (raw, or Holm-adjusted
+    with the number of comparisons), gives the difference with its interval in
+    percentage points, and says why when the test and the interval disagree (the
+    interval is unadjusted and comes from a different method than the test)."""
     n = row["shared_tasks"]
+    units = (_count(n, "shared task") if row["pair_by"] == "task"
+             else f"{_count(row['pairs'], 'seeded pair')} over {_count(n, 'shared task')}")
     if row["diff"] is None or row["pairs"] < 2 or row["p"] is None:
-        return (f"{a} and {b} cannot be compared: {n} shared task(s) "
-                f"({row['pairs']} pair(s)); at least 2 are needed")
-    p = row.get("p_holm", row["p"])
-    p_name = f"{row['test']} p" + (" (Holm)" if "p_holm" in row else "")
-    diff, lo, hi = row["diff"], row["diff_ci_low"], row["diff_ci_high"]
+        why = ("no two episodes share a seed, so no attempts are paired; use --pair-by task"
+               if row["pair_by"] == "attempt" and row["pairs"] == 0
+               else "at least 2 pairs are needed")
+        return f"{a} and {b} cannot be compared: {units}; {why}"
     pct = f"{round(100 * confidence)}% CI"
-    p_text = f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
-    unit = "shared tasks" if row["pair_by"] == "task" else f"pairs over {n} shared tasks"
-    count = row["pairs"] if row["pair_by"] == "attempt" else n
-    if p < alpha and diff != 0:
+    p_used, p_name = _basis(row, n_comparisons)
+    diff, lo, hi = row["diff"], row["diff_ci_low"], row["diff_ci_high"]
+    excludes_zero = lo is not None and hi is not None and (lo > 0 or hi < 0)
+    if p_used < alpha and diff != 0:
         if diff < 0:
-            a, b, diff, lo, hi = b, a, -diff, -hi, -lo
-        return (f"{a} passes {_pts(diff)} points more often than {b} ({pct} {_pts(lo)} to "
-                f"{_pts(hi)}, {p_name} = {p_text}, {count} {unit})")
+            a, b = b, a
+            row = {**row, "diff_ci_low": None if hi is None else -hi,
+                   "diff_ci_high": None if lo is None else -lo}
+        text = (f"{a} passes {_pts(abs(diff))} points more often than {b} "
+                f"({_interval_text(row, pct)}; {p_name}; {units})")
+        if not excludes_zero:
+            text += (f"; the {pct} includes 0 because it is a different, unadjusted "
+                     "estimate than the test")
+        return text
     need = row["tasks_needed"]
-    tail = (f"; about {need:,} tasks would be needed to detect {_pts(row['detect'])} points"
-            if need else "")
-    return (f"no detectable difference between {a} and {b} (difference {_pts(diff)} points, "
-            f"{pct} {_pts(lo) if lo is not None else '-'} to "
-            f"{_pts(hi) if hi is not None else '-'}, {p_name} = {p_text}, {count} {unit})"
-            f"{tail}")
-
-
-
-
-SideData = dict[str, np.ndarray]
-"""One side's episodes as arrays: ``task``, ``attempt``, ``success`` (0/1, known outcomes
-only), ``score`` (NaN = missing) and ``cost`` (NaN = unknown)."""
+    tail = (f"; about {_count(need, 'task')} would be needed to detect "
+            f"{_pts(row['detect'])} points" if need else "")
+    text = (f"no detectable difference between {a} and {b} at {alpha:g} (difference "
+            f"{_pts(diff)} points, {_interval_text(row, pct)}; {p_name}; {units})")
+    if excludes_zero:
+        adjusted = " after Holm adjustment" if row.get("p_holm") is not None else ""
+        text += (f"; the unadjusted {pct} excludes 0, but the {row['test']} test"
+                 f"{adjusted} is not significant at {alpha:g}")
+    return text + tail
 
 
 @dataclass
@@ -202,5 +287,7 @@ def compare_sides(
     for r in rows:
         if r.get("p_holm", 0) is None:
             r.pop("p_holm")
-        r["sentence"] = sentence(r["a"], r["b"], r, alpha=alpha, confidence=confidence)
+        r["sentence"] = sentence(r["a"], r["b"], r, alpha=alpha, confidence=confidence,
+                                 n_comparisons=len(rows))
+        r["verdict_p"] = "holm" if r.get("p_holm") is not None else "raw"
     return rows

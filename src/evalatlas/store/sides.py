@@ -99,7 +99,7 @@ def load_side(store: Store, side: Side, score: str | None) -> dict[str, np.ndarr
     score_sql = (f"TRY_CAST(e.scores->>'$.\"{score}\"' AS DOUBLE)" if score
                  else "e.reward")
     arr = store.query_arrays(
-        f"SELECT e.task_id, coalesce(e.attempt, -1) AS attempt, e.success, "
+        f"SELECT e.task_id, coalesce(e.attempt, -1) AS attempt, e.seed, e.success, "
         f"{score_sql} AS score, e.cost_usd FROM episodes e "
         f"WHERE e.experiment_id IN ({marks}) "
         # an unknown outcome (null reward) is not a failure: such episodes are not paired
@@ -107,11 +107,20 @@ def load_side(store: Store, side: Side, score: str | None) -> dict[str, np.ndarr
     return {
         "task": np.asarray(arr["task_id"], dtype=object),
         "attempt": np.asarray(arr["attempt"], dtype=np.int64),
+        # an explicit seed is what pairs attempts of two sides (None: no seed)
+        "seed": _objects(arr["seed"]),
         "success": np.asarray(arr["success"], dtype=float),
         "score": np.ma.filled(np.ma.asarray(arr["score"], dtype=float), np.nan),
         "cost": np.ma.filled(np.ma.asarray(arr["cost_usd"], dtype=float), np.nan),
     }
 
+
+
+def _objects(column: Any) -> np.ndarray:
+    """A possibly masked numpy column as an object array with None where it was NULL."""
+    values = np.asarray(np.ma.getdata(column), dtype=object)
+    values[np.ma.getmaskarray(column)] = None
+    return values
 
 
 def pick_score(store: Store, sides: list[Side]) -> str | None:

@@ -1,0 +1,64 @@
+"""Compare verdicts agree with the numbers beside them (issue 10 item 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evalatlas.analysis.compare import compare_sides, sentence
+
+
+def _side(success: list[int], seeds: list[int | None] | None = None) -> dict[str, np.ndarray]:
+    n = len(success)
+    return {"task": np.array([f"t{i}" for i in range(n)], dtype=object),
+            "attempt": np.zeros(n, dtype=np.int64),
+            "seed": np.array(seeds if seeds is not None else [None] * n, dtype=object),
+            "success": np.array(success, dtype=float), "score": np.full(n, np.nan),
+            "cost": np.full(n, np.nan)}
+
+
+def test_holm_verdict_says_why_the_unadjusted_interval_excludes_zero() -> None:
+    rng = np.random.default_rng(4)
+    a = (rng.uniform(size=60) < 0.70).astype(int).tolist()
+    b = [x if rng.uniform() < 0.8 else 0 for x in a]  # B fails some of A's passes
+    c = (rng.uniform(size=60) < 0.50).astype(int).tolist()
+    rows = compare_sides(["A", "B", "C"], [_side(a), _side(b), _side(c)])
+    ab = rows[0]
+    assert ab["p"] < 0.05 < ab["p_holm"] or ab["p_holm"] < 0.05
+    for r in rows:
+        assert r["verdict_p"] == "holm"
+        assert "after Holm adjustment for 3 comparisons" in r["sentence"]
+        excludes = r["diff_ci_low"] > 0 or r["diff_ci_high"] < 0
+        significant = r["p_holm"] < 0.05
+        if excludes and not significant:
+            assert "the unadjusted 95% CI excludes 0, but the McNemar test after Holm " \
+                   "adjustment is not significant" in r["sentence"]
+        assert -1 <= r["diff_ci_low"] <= r["diff"] <= r["diff_ci_high"] <= 1
+
+
+def test_grammar_and_no_negative_zero() -> None:
+    row = {"pair_by": "task", "shared_tasks": 1, "pairs": 1, "diff": 0.0, "p": None,
+           "diff_ci_low": None, "diff_ci_high": None}
+    assert sentence("A", "B", row) == ("A and B cannot be compared: 1 shared task; at least "
+                                       "2 pairs are needed")
+    rows = compare_sides(["A", "B"], [_side([1, 0, 1, 0]), _side([1, 0, 1, 0])])
+    text = rows[0]["sentence"]
+    assert "-0.0" not in text and "difference 0.0 points" in text
+    assert "no 95% CI: every value is equal" in text  # all differences 0: no interval
+    tiny = {"pair_by": "task", "shared_tasks": 3, "pairs": 3, "diff": -0.0004, "p": 0.9,
+            "diff_ci_low": -0.2, "diff_ci_high": 0.2, "test": "McNemar", "tasks_needed": 1,
+            "detect": 0.05}
+    text = sentence("A", "B", tiny)
+    assert "difference 0.0 points" in text and "about 1 task would be needed" in text
+
+
+def test_all_pass_versus_all_fail_interval_stays_inside_100_points() -> None:
+    (row,) = compare_sides(["A", "B"], [_side([1] * 5), _side([0] * 5)])
+    assert row["diff"] == 1.0 and row["diff_ci_high"] == 1.0 and 0 < row["diff_ci_low"] < 1
+
+
+def test_attempts_pair_only_on_shared_seeds() -> None:
+    a = _side([1, 0, 1, 1], seeds=[7, 8, None, 9])
+    b = _side([0, 0, 1, 1], seeds=[7, 8, 5, None])
+    (row,) = compare_sides(["A", "B"], [a, b], pair_by="attempt")
+    assert (row["pairs"], row["shared_tasks"]) == (2, 2)  # t0 seed 7, t1 seed 8
+    assert row["diff"] == 0.5
