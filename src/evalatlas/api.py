@@ -44,6 +44,7 @@ from evalatlas.store.queries import (
     error_counts,
     rewards_by_group,
     summary_totals,
+    unmatched_experiments,
 )
 from evalatlas.store.sides import load_side, pick_score, resolve
 from evalatlas.store.speedups import benchmark_detail, load_speedup_rows
@@ -137,6 +138,22 @@ def _store_of(data: Data) -> Iterator[_db.Store]:
                     f"got {type(data).__name__}")
 
 
+def check_experiments(store: _db.Store, experiment: list[str] | None) -> None:
+    """ValueError naming the ``experiment`` selectors that match nothing, with close
+    names, instead of an empty table that reads as "no results"."""
+    if not experiment:
+        return
+    missing = unmatched_experiments(store, experiment)
+    if not missing:
+        return
+    parts = []
+    for sel, close in missing.items():
+        hint = f" (did you mean: {', '.join(close)}?)" if close else ""
+        parts.append(f"{sel!r}{hint}")
+    raise ValueError("no experiment matches " + "; ".join(parts) +
+                     " - `evalatlas summary --by experiment` lists them")
+
+
 def summary(
     data: Data, by: str | Sequence[str] = "agent", *,
     experiment: list[str] | None = None, confidence: float = 0.95,
@@ -152,6 +169,7 @@ def summary(
     groups = [by] if isinstance(by, str) else list(by)
     groups = [g.strip() for g in groups if g.strip()] or ["agent"]
     with _store_of(data) as store:
+        check_experiments(store, experiment)
         rows = group_rows(summary_totals(store, groups, experiment=experiment, outcome=outcome),
                           error_counts(store, groups, experiment=experiment),
                           rewards_by_group(store, groups, experiment=experiment,
@@ -211,6 +229,7 @@ def tiers(
     """ProjectScylla's per-tier table (tier = an experiment label): pass rate [CI], impl
     rate, median composite [CI], grade, cost, cost of pass, uplift [CI] vs ``baseline``."""
     with _store_of(data) as store:
+        check_experiments(store, experiment)
         runs = load_tier_runs(store, label, experiment)
     return tier_table(runs, baseline=baseline, label=label, confidence=confidence,
                       weights=weights, scale=scale, ddof=ddof, n_resamples=n_resamples,

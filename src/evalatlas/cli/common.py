@@ -30,13 +30,27 @@ def db_path(ctx: typer.Context) -> Path:
     return resolve_db_path(obj.get("db"))
 
 
-def open_store(ctx: typer.Context, *, read_only: bool = False) -> Store:
-    """Open the store named by ``--db``; a clear one-line error instead of a traceback."""
+def open_store(ctx: typer.Context, *, read_only: bool = False,
+               require_data: bool = False) -> Store:
+    """Open the store named by ``--db``; a clear one-line error instead of a traceback.
+
+    ``require_data``: a store that exists but holds no episodes or measurements is an
+    error saying so and how to ingest, instead of an empty table."""
     try:
-        return Store(db_path(ctx), read_only=read_only)
+        store = Store(db_path(ctx), read_only=read_only)
     except EvalAtlasError as exc:
         fail(str(exc))
         raise  # unreachable, for type checkers
+    if require_data:
+        from evalatlas.store.queries import is_empty
+
+        if is_empty(store):
+            path = store.path
+            store.close()
+            fail(f"the store {path} is empty (no episodes or measurements); add results "
+                 "with `evalatlas ingest PATH` (files or folders of results; see "
+                 "`evalatlas ingest --help`)")
+    return store
 
 
 def fail(message: str, code: int = 2) -> None:

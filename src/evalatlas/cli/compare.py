@@ -60,7 +60,7 @@ def compare_cmd(
         fail(f"--pair-by must be task or attempt, got {pair_by!r}")
     if not 0 < detect < 1:
         fail("--detect must be a fraction in (0, 1), e.g. 0.05 for 5 points")
-    with open_store(ctx, read_only=True) as store:
+    with open_store(ctx, read_only=True, require_data=True) as store:
         try:
             result = compare(store, *selectors, pair_by=pair_by,  # type: ignore[arg-type]
                              score=score, confidence=confidence, detect=detect, alpha=alpha)

@@ -113,7 +113,7 @@ def compare_frameworks_cmd(
         if framework:
             data = [d for d in data if d.framework in framework or d.display_name in framework]
     else:
-        with open_store(ctx, read_only=True) as store:
+        with open_store(ctx, read_only=True, require_data=True) as store:
             data = framework_data(store, scenario=scenario, mode=mode,
                                   frameworks=framework, scenario_def=scenario_def)
     for p in problems:

@@ -24,7 +24,7 @@ def jsonl_cmd(
         "--experiment", "-e", help="Only these experiments (id or name).")] = None,
 ) -> None:
     """One self-contained EpisodeRecord per line (the seed's ATLAS submission file)."""
-    with open_store(ctx.parent, read_only=True) as store:
+    with open_store(ctx.parent, read_only=True, require_data=True) as store:
         n = export_jsonl(store, path, experiment)
     console.print(f"wrote {n:,} episode records to {path}", highlight=False, markup=False)
 
@@ -35,7 +35,7 @@ def parquet_cmd(
     directory: Annotated[Path, typer.Argument(help="Output directory.")],
 ) -> None:
     """Every store table as <table>.parquet, readable by pandas, Spark, Trino, DuckDB."""
-    with open_store(ctx.parent, read_only=True) as store:
+    with open_store(ctx.parent, read_only=True, require_data=True) as store:
         counts = export_parquet(store, directory)
     for table, n in counts.items():
         console.print(f"{table}: {n:,} rows -> {directory / (table + '.parquet')}",
@@ -64,7 +64,7 @@ def eee_cmd(
     """
     if relationship not in RELATIONSHIPS:
         fail(f"--relationship must be one of {', '.join(RELATIONSHIPS)}")
-    with open_store(ctx.parent, read_only=True) as store:
+    with open_store(ctx.parent, read_only=True, require_data=True) as store:
         result = export_eee(store, directory, experiment, organization=organization,
                             relationship=relationship)
     for w in result.written:

@@ -253,7 +253,7 @@ def judge_cmd(
 
     async def go() -> dict[str, int]:
         try:
-            with open_store(ctx) as store:
+            with open_store(ctx, require_data=True) as store:
                 rows = select_unjudged(store, experiment, rejudge, limit, judge_model)
                 with Progress(SpinnerColumn(), TextColumn("judging"), BarColumn(),
                               MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,

@@ -50,7 +50,7 @@ def report_cmd(
         fail("--confidence must be in (0, 1)")
     opts = ReportOptions(title=title, by=by, experiment=tuple(experiment) if experiment
                          else None, confidence=confidence, alpha=alpha)
-    with open_store(ctx, read_only=True) as store:
+    with open_store(ctx, read_only=True, require_data=True) as store:
         try:
             data = build_report_data(store, opts)
         except ValueError as exc:

@@ -53,7 +53,7 @@ def speedups_cmd(
     success, pass@k, cost and trajectory length per agent:model (FC-Eval seed)."""
     if by not in ("agent", "task"):
         fail(f"--by must be agent or task, got {by!r}")
-    with open_store(ctx, read_only=True) as store:
+    with open_store(ctx, read_only=True, require_data=True) as store:
         if detail:
             found = speedup_detail(store, experiment=experiment, agent=agent, task=task,
                                    limit=limit)

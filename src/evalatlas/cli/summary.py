@@ -103,7 +103,7 @@ def summary_cmd(
     fewest attempts per task allow.
     """
     groups = [b.strip() for b in by.split(",") if b.strip()]
-    with open_store(ctx, read_only=True) as store:
+    with open_store(ctx, read_only=True, require_data=True) as store:
         try:
             result = summary(store, groups, experiment=experiment, confidence=confidence,
                              outcome=outcome)

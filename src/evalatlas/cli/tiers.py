@@ -71,7 +71,7 @@ def tiers_cmd(
     if scale not in ("seed", "scylla"):
         fail(f"unknown grade scale {scale!r}; use seed or scylla")
     base = None if baseline.lower() == "none" else baseline
-    with open_store(ctx, read_only=True) as store:
+    with open_store(ctx, read_only=True, require_data=True) as store:
         try:
             report = tiers(store, baseline=base, label=label, experiment=experiment,
                                 confidence=confidence, weights=(pass_weight, impl_weight),

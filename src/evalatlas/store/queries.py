@@ -41,6 +41,33 @@ def group_expr(by: str) -> tuple[str, str, str]:
     raise ValueError(f"unknown grouping {by!r}; use one of {known}")
 
 
+def is_empty(store: Store) -> bool:
+    """True when the store holds no episodes and no measurements (nothing to analyse)."""
+    row = store.query("SELECT (SELECT count(*) FROM episodes) + "
+                      "(SELECT count(*) FROM measurements) AS n")[0]
+    return int(row["n"]) == 0
+
+
+def unmatched_experiments(store: Store, experiment: list[str]) -> dict[str, list[str]]:
+    """Selectors (experiment id or name) that match no experiment -> up to 5 close
+    experiment names or ids (:func:`difflib.get_close_matches`, then substring matches)."""
+    import difflib
+
+    rows = store.query("SELECT DISTINCT experiment_id AS i, experiment_name AS n "
+                       "FROM experiments UNION SELECT DISTINCT experiment_id, NULL "
+                       "FROM episodes")
+    ids = {r["i"] for r in rows}
+    names = sorted({r["n"] for r in rows if r["n"]})
+    out: dict[str, list[str]] = {}
+    for sel in experiment:
+        if sel in ids or sel in names:
+            continue
+        close = difflib.get_close_matches(sel, names, n=5, cutoff=0.5)
+        close += [n for n in names if sel.lower() in n.lower() and n not in close]
+        out[sel] = close[:5]
+    return out
+
+
 def experiment_filter(experiment: list[str] | None) -> tuple[str, list[Any]]:
     """A WHERE clause (and params) keeping experiments given by id or name."""
     if not experiment:
