@@ -27,6 +27,7 @@ from evalatlas.analysis.published import disagreement_note, published_rows
 from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult, speedup_result, task_payloads
 from evalatlas.analysis.summary import (
     SummaryResult,
+    coverage_notes,
     group_rows,
     merge_outcomes,
     outcome_rows,
@@ -157,15 +158,20 @@ def check_experiments(store: _db.Store, experiment: list[str] | None) -> None:
 def summary(
     data: Data, by: str | Sequence[str] = "agent", *,
     experiment: list[str] | None = None, confidence: float = 0.95,
-    ks: Sequence[int] | None = None, outcome: str = "any",
+    ks: Sequence[int] | None = None, outcome: str = "any", missing: str = "ignore",
 ) -> SummaryResult:
     """One row per group (agent by default; experiment, benchmark, model, task, status,
     ``label:<name>``, or several): success rate with Wilson and task-clustered
     intervals, pass@k (one grouping key), mean reward, errors, tokens, cost, time.
     ``outcome``: ``any`` (harness where present, else judge), ``harness`` or ``judge``.
+    ``missing``: ``ignore`` (rate over the reported tasks; a group reporting fewer tasks
+    than its benchmark has is flagged) or ``fail`` (missing tasks count as failures).
+    ``meta["published"]``: numbers the sources published, recomputed and checked.
     See :class:`evalatlas.analysis.summary.SummaryResult` for every field."""
     if outcome not in OUTCOMES:
         raise ValueError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
+    if missing not in ("ignore", "fail"):
+        raise ValueError(f"unknown missing policy {missing!r}; use ignore or fail")
     groups = [by] if isinstance(by, str) else list(by)
     groups = [g.strip() for g in groups if g.strip()] or ["agent"]
     with _store_of(data) as store:
@@ -174,7 +180,7 @@ def summary(
                           error_counts(store, groups, experiment=experiment),
                           rewards_by_group(store, groups, experiment=experiment,
                                            outcome=outcome),
-                          groups, confidence=confidence)
+                          groups, confidence=confidence, missing=missing)
         if len(groups) == 1:
             counts, labels = task_outcome_counts(store, groups[0], experiment=experiment,
                                                  outcome=outcome)
@@ -185,8 +191,10 @@ def summary(
                                    lambda exp_id, score: score_values(store, exp_id, score))
     result = summary_result(rows, groups, confidence=confidence,
                             unknown_price_models=unpriced)
-    result.meta["outcome"] = outcome
-    # the source's own numbers (Inspect results, EEE aggregates) beside evalatlas's
+    result.meta.update(outcome=outcome, missing=missing)
+    result.notes.extend(coverage_notes(rows))
+    # the source's own numbers (SWE-bench boards, Terminal-Bench headers, Inspect results,
+    # EEE aggregates) beside evalatlas's
     result.meta["published"] = published
     note = disagreement_note(published)
     if note:

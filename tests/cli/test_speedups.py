@@ -145,5 +145,6 @@ def test_table_and_markdown_render(db: Path) -> None:
 def test_empty_store(tmp_path: Path) -> None:
     with Store(tmp_path / "e.duckdb"):
         pass
-    env = _json(tmp_path / "e.duckdb")
-    assert env["rows"] == [] and "ingest" in env["notes"][0]
+    res = runner.invoke(app, ["--db", str(tmp_path / "e.duckdb"), "speedups"])
+    assert res.exit_code == 2  # an empty store is an error that says how to fill it
+    assert "is empty" in res.output and "evalatlas ingest" in res.output

@@ -42,7 +42,13 @@ from evalatlas.adapters.base import Adapter, Item, head_bytes
 from evalatlas.errors import InputError, Problem
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.jsonio import read_json_file
-from evalatlas.records.models import AgentInfo, BenchmarkSubset, EpisodeRecord, ExperimentRecord
+from evalatlas.records.models import (
+    AgentInfo,
+    BenchmarkSubset,
+    EpisodeRecord,
+    ExperimentRecord,
+    PublishedMetric,
+)
 from evalatlas.records.validate import parse_record
 
 DETAILS = "per_instance_details.json"
@@ -76,9 +82,23 @@ def _episode(exp_id: str, iid: str, reward: float, file: Path, **fields: Any) ->
     return parse_record(EpisodeRecord, data, file=str(file), record=iid)
 
 
+def _leaderboard_published(entries: dict[str, Any]) -> list[PublishedMetric]:
+    """The board's own ``resolved`` percentage per board, as a published accuracy (a
+    fraction, rounded to 0.1 points upstream) for ``summary`` to recompute (issue 10)."""
+    out = []
+    for board, entry in sorted(entries.items()):
+        pct = entry.get("resolved") if isinstance(entry, dict) else None
+        if isinstance(pct, int | float) and not isinstance(pct, bool):
+            out.append(PublishedMetric(source="swe-bench leaderboard", metric="accuracy",
+                                       value=float(pct) / 100, score="reward", name=board,
+                                       params={"tolerance": 0.0005}))
+    return out
+
+
 def _experiment(folder: Path, name: str, benchmark: str, n_tasks: int, *,
                 model: str | None = None, extra: dict[str, Any] | None = None,
-                labels: dict[str, str] | None = None) -> ExperimentRecord:
+                labels: dict[str, str] | None = None,
+                published: list[PublishedMetric] | None = None) -> ExperimentRecord:
     return ExperimentRecord(
         experiment_id=experiment_id_for(f"{benchmark}/{folder.name}", _ID_NAMESPACE),
         experiment_name=folder.name,
@@ -89,6 +109,7 @@ def _experiment(folder: Path, name: str, benchmark: str, n_tasks: int, *,
         benchmark_subset=BenchmarkSubset(name=benchmark, n_tasks=n_tasks),
         labels={"system": folder.name, **(labels or {})},
         extra=extra or {},
+        published_metrics=published or [],
     )
 
 
@@ -121,7 +142,8 @@ def read_details(folder: Path) -> Iterator[Item]:
         extra={"leaderboard_resolved_pct": {k: v.get("resolved") for k, v in entries.items()
                                             if isinstance(v, dict)},
                "leaderboard_cost_usd": {k: v.get("cost") for k, v in entries.items()
-                                        if isinstance(v, dict)}})
+                                        if isinstance(v, dict)}},
+        published=_leaderboard_published(entries))
     yield exp
     for iid, row in details.items():
         if not isinstance(row, dict) or not isinstance(row.get("resolved"), bool):

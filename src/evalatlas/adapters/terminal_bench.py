@@ -40,7 +40,13 @@ from evalatlas.adapters.base import Adapter, Item, head_bytes
 from evalatlas.errors import InputError, Problem
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.jsonio import read_json_file
-from evalatlas.records.models import AgentInfo, BenchmarkSubset, EpisodeRecord, ExperimentRecord
+from evalatlas.records.models import (
+    AgentInfo,
+    BenchmarkSubset,
+    EpisodeRecord,
+    ExperimentRecord,
+    PublishedMetric,
+)
 from evalatlas.records.validate import parse_record
 
 RESULTS = "results.json"
@@ -247,6 +253,14 @@ def read_submission(path: Path) -> Iterator[Item]:
             "harness_pass_at_k": {f.parent.name: d.get("pass_at_k") for f, d, *_ in runs
                                   if d.get("pass_at_k")},
         },
+        # the results header's own accuracy, recomputed by summary (issue 10); one per
+        # run only when the submission is one run (several runs: their pooled mean is
+        # not what any header says)
+        published_metrics=[PublishedMetric(source="terminal-bench results.json",
+                                           metric="accuracy", value=float(d["accuracy"]),
+                                           score="reward", name=f.parent.name)
+                           for f, d, *_ in runs[:1] if len(runs) == 1
+                           and isinstance(d.get("accuracy"), int | float)],
     )
     for index, (f, _data, rows, meta) in enumerate(runs):
         n_att = _n_attempts(meta, rows)

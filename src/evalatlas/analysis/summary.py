@@ -62,6 +62,7 @@ def group_rows(
     by: list[str],
     *,
     confidence: float = 0.95,
+    missing: str = "ignore",
 ) -> list[dict[str, Any]]:
     """Summary rows from :func:`~evalatlas.store.queries.summary_totals`,
     :func:`~evalatlas.store.queries.error_counts` and
@@ -76,7 +77,14 @@ def group_rows(
     for r in totals:
         gk = tuple(r[f"k{i}"] for i in range(n_keys))
         n, s, known = int(r["episodes"]), int(r["successes"]), int(r["outcome_known"])
-        lo, hi = wilson_interval(s, known, confidence)
+        total = r.get("benchmark_tasks")
+        total = int(total) if total else None
+        n_missing = max(0, total - int(r["tasks"])) if total else 0
+        denom = known
+        if missing == "fail" and n_missing and r["tasks"]:
+            # a missing task counts as failed attempts, as many as a reported task has
+            denom += n_missing * max(1, round(known / int(r["tasks"])))
+        lo, hi = wilson_interval(s, denom, confidence)
         row: dict[str, Any] = {name: r[f"g{i}"] for i, name in enumerate(by)}
         if "agent" in by and r["k" + str(by.index("agent"))]:
             row["agent_id"] = r["k" + str(by.index("agent"))]
@@ -87,7 +95,10 @@ def group_rows(
             "successes": s,
             "outcome_unknown_episodes": n - known,
             "judged_outcome_episodes": int(r.get("judged_outcomes") or 0),
-            "success_rate": s / known if known else None,
+            "benchmark_tasks": total,
+            "task_coverage": f"{int(r['tasks'])} / {total}" if total else None,
+            "missing_as_failures": bool(missing == "fail" and n_missing),
+            "success_rate": s / denom if denom else None,
             "success_rate_ci_low": None if math.isnan(lo) else lo,
             "success_rate_ci_high": None if math.isnan(hi) else hi,
             "mean_reward": r["mean_reward"],
@@ -258,6 +269,21 @@ def merge_outcomes(rows: list[dict[str, Any]], outcomes: list[dict[str, Any]],
         for k in OUTCOME_FIELDS:
             if k in o:
                 row[k] = o[k]
+
+
+def coverage_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """A note per row whose reported tasks are fewer than the benchmark has."""
+    notes = []
+    for r in rows:
+        total, seen = r.get("benchmark_tasks"), r.get("tasks")
+        if total and seen is not None and seen < total:
+            name = next(iter(r.values()))
+            how = ("counted as failures (--missing fail)" if r.get("missing_as_failures")
+                   else "left out: the rate is over the reported tasks only (--missing fail "
+                   "counts them as failures)")
+            notes.append(f"{name}: tasks {seen} / {total}; the missing {total - seen} are "
+                         f"{how}")
+    return notes
 
 
 def summary_result(

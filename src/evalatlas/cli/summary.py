@@ -93,6 +93,10 @@ def summary_cmd(
         "--outcome", help="harness: the harness's own outcomes only (others unknown); "
         "judge: the LLM judge's verdict wherever there is one; any: harness where present, "
         "else judge.")] = "any",
+    missing: Annotated[str, typer.Option(
+        "--missing", help="Tasks the benchmark has but the experiment did not report: "
+        "ignore (rate over reported tasks, flagged) or fail (counted as failures).")
+                       ] = "ignore",
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
@@ -106,13 +110,14 @@ def summary_cmd(
     with open_store(ctx, read_only=True, require_data=True) as store:
         try:
             result = summary(store, groups, experiment=experiment, confidence=confidence,
-                             outcome=outcome)
+                             outcome=outcome, missing=missing)
         except ValueError as exc:
             fail(str(exc))
     pct = f"{round(100 * confidence)}%"
     columns = [Col(g, g, None, 0, "name") for g in groups] + [
         Col("experiments", "exps", None, 11),
-        Col("episodes", "episodes", None, 2), Col("tasks", "tasks", None, 3),
+        Col("episodes", "episodes", None, 2),
+        Col("tasks", "tasks", lambda r: r.get("task_coverage") or str(r["tasks"]), 3),
         Col("success_rate", f"success [{pct} CI]", _rate, 1),
         Col("success_rate_clustered_ci_low", "CI (tasks clustered)", _clustered, 7),
         Col("pass_at_k", "pass@k", _pass_at_k, 5),
