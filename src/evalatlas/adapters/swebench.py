@@ -49,6 +49,7 @@ from evalatlas.records.models import (
     ExperimentRecord,
     PublishedMetric,
 )
+from evalatlas.records.names import model_from_label
 from evalatlas.records.validate import parse_record
 
 DETAILS = "per_instance_details.json"
@@ -236,7 +237,10 @@ def read_pro(folder: Path) -> Iterator[Item]:
     except InputError as exc:
         yield exc.problem
         return
-    exp = _experiment(folder, folder.name, "swe-bench-pro", len(results))
+    # SWE-Bench Pro names runs, not models: the model comes from the run label via the
+    # names table (records.names); the label itself stays the agent's name
+    exp = _experiment(folder, folder.name, "swe-bench-pro", len(results),
+                      model=model_from_label(folder.name))
     yield exp
     for iid, resolved in results.items():
         if not isinstance(resolved, bool):
@@ -284,7 +288,8 @@ def read_docent_csv(path: Path) -> Iterator[Item]:
         exp = ExperimentRecord(
             experiment_id=experiment_id_for(f"swe-bench-pro-docent/{run}", _ID_NAMESPACE),
             experiment_name=run, framework_name="swe-bench",
-            agent=AgentInfo(name=run, config={"system": run, "source": "docent"}),
+            agent=AgentInfo(name=run, config={"system": run, "source": "docent"},
+                            llm_model=model_from_label(run)),
             benchmark_name="swe-bench-pro",
             benchmark_subset=BenchmarkSubset(name="swe-bench-pro", n_tasks=len(rows)),
             labels={"system": run, "source": "docent"})

@@ -34,6 +34,7 @@ import numpy as np
 
 from evalatlas.analysis.results import TableResult
 from evalatlas.metrics.outcomes import attempt_k_values, pass_at_k_counts, pass_hat_k_counts
+from evalatlas.records.names import benchmark_tasks
 from evalatlas.stats.bounded import bounded_interval_from_totals, bounded_mean_interval
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.stats.standard_errors import clustered_mean_interval
@@ -77,8 +78,11 @@ def group_rows(
     for r in totals:
         gk = tuple(r[f"k{i}"] for i in range(n_keys))
         n, s, known = int(r["episodes"]), int(r["successes"]), int(r["outcome_known"])
-        total = r.get("benchmark_tasks")
-        total = int(total) if total else None
+        # the experiments' n_tasks, or the names table's size of the benchmark (larger wins:
+        # an adapter that can only count what it saw must not hide missing tasks)
+        sizes = [int(v) for v in (r.get("benchmark_tasks"),
+                                  benchmark_tasks(r.get("benchmark_name"))) if v]
+        total = max(sizes) if sizes else None
         n_missing = max(0, total - int(r["tasks"])) if total else 0
         denom = known
         if missing == "fail" and n_missing and r["tasks"]:
@@ -96,7 +100,8 @@ def group_rows(
             "outcome_unknown_episodes": n - known,
             "judged_outcome_episodes": int(r.get("judged_outcomes") or 0),
             "benchmark_tasks": total,
-            "task_coverage": f"{int(r['tasks'])} / {total}" if total else None,
+            "task_coverage": (f"{int(r['tasks'])} / {total}"
+                              if total and int(r["tasks"]) < total else None),
             "missing_as_failures": bool(missing == "fail" and n_missing),
             "success_rate": s / denom if denom else None,
             "success_rate_ci_low": None if math.isnan(lo) else lo,

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from evalatlas.records import aliases
+from evalatlas.records import aliases, names
 from evalatlas.records.ids import agent_id_for, check_safe_id, redact_secrets
 
 EpisodeStatus = Literal[
@@ -276,6 +276,7 @@ class ExperimentRecord(Record):
                 data["labels"] = {
                     str(k): v if isinstance(v, str) else str(v) for k, v in labels.items()
                 }
+            _canonical_benchmark(data)
         return data
 
     @field_validator("experiment_id")
@@ -289,6 +290,21 @@ _OUTCOME_SOURCE = re.compile(r"^(harness|judge|judge:[^\x00-\x1f\x7f]{1,200})$")
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _canonical_benchmark(data: dict[str, Any]) -> None:
+    """One name per benchmark (:mod:`evalatlas.records.names`); the source's spelling is
+    kept in ``extra["original_names"]["benchmark_name"]``."""
+    name = data.get("benchmark_name")
+    if not isinstance(name, str):
+        return
+    canonical = names.canonical_benchmark(name)
+    if canonical != name:
+        extra = dict(data.get("extra") or {})
+        extra["original_names"] = {**(extra.get("original_names") or {}),
+                                   "benchmark_name": name}
+        data["extra"] = extra
+        data["benchmark_name"] = canonical
 
 
 def _clean_score(v: Any) -> Any:

@@ -132,7 +132,8 @@ def summary_totals(
           count(*) FILTER (WHERE e.outcome_judged) AS judged_outcomes,
           CASE WHEN count(DISTINCT x.benchmark_name) <= 1
                THEN max(x.subset_n_tasks) END AS benchmark_tasks,
-          any_value(x.benchmark_name) AS benchmark_name,
+          CASE WHEN count(DISTINCT x.benchmark_name) <= 1
+               THEN any_value(x.benchmark_name) END AS benchmark_name,
           avg(e.reward) AS mean_reward,
           sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL
               THEN 1 ELSE 0 END) AS errors,
