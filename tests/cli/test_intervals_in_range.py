@@ -174,11 +174,16 @@ def test_demo(tmp_path: Path) -> None:
                         "LeadArchitectAgent (20250902_orchestrator_qwen-3-coder-480B)"]),
     ("scylla", []),
     ("tau-bench", []),
+    ("formulacode", []),
 ])
 def test_fixtures(tmp_path: Path, fixture: str, agents: list[str]) -> None:
     db = tmp_path / "f.duckdb"
     res = runner.invoke(app, ["--db", str(db), "ingest", str(FIXTURES / fixture)])
     assert res.exit_code == 0, res.output
-    assert _all_commands(db, agents) > 0
+    checked = _all_commands(db, agents)
     if fixture == "scylla":
-        check_in_range(_json(db, "tiers"))
+        checked += check_in_range(_json(db, "tiers"))
+    if fixture == "formulacode":
+        for by in ("agent", "task"):
+            checked += check_in_range(_json(db, "speedups", "--by", by))
+    assert checked > 0

@@ -93,9 +93,11 @@ def _strings(col: Any) -> list[str | None]:
 
 
 def _ci(values: list[float], confidence: float, resamples: int) -> tuple[float, float] | None:
+    """Bootstrap interval over tasks; None when there is no spread (one task, all equal)."""
     if not values:
         return None
-    return bootstrap_ci(values, confidence=confidence, n_resamples=resamples)
+    lo, hi = bootstrap_ci(values, confidence=confidence, n_resamples=resamples)
+    return None if math.isnan(lo) or math.isnan(hi) else (lo, hi)
 
 
 def summarise(

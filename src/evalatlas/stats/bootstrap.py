@@ -37,8 +37,9 @@ def bootstrap_ci(
 
     Uses ``scipy.stats.bootstrap`` with ``method`` (default ``"BCa"``), ``n_resamples``
     and ``random_state=seed``. Degenerate samples (one value, or all values equal) have
-    no sampling spread: the interval collapses to the point estimate, as ProjectScylla's
-    ``bootstrap_ci`` does, instead of scipy's NaN and warning. No values: (NaN, NaN).
+    no sampling spread to estimate: (NaN, NaN), not a zero-width interval that would read
+    as certainty (ProjectScylla collapses it to the point; issue 10 asks for none). No
+    values: (NaN, NaN).
     """
     check_confidence(confidence)
     arr = np.asarray(values, dtype=float).ravel()
@@ -46,8 +47,7 @@ def bootstrap_ci(
     if arr.size == 0:
         return (math.nan, math.nan)
     if arr.size < 2 or np.all(arr == arr[0]):
-        point = float(statistic(arr))
-        return (point, point)
+        return (math.nan, math.nan)
     vec = _vectorised(statistic)
     from scipy import stats  # here, not at import: scipy.stats costs ~1 s of CLI start-up
 
