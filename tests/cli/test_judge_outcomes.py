@@ -132,3 +132,27 @@ def test_second_judge_adds_scores_and_edits_none(
     assert all(s["judge.correctness"] == 1.0 for s in rows)  # the first judge's, kept
     assert all(s["judge.judge-a.correctness"] == 1.0 for s in rows)
     assert all(s["judge.judge-b.correctness"] == 5.0 for s in rows)
+
+
+def test_summary_outcome_choice_counts_judged_separately(
+        store_with_unknowns: Path, tmp_path: Path) -> None:
+    db = store_with_unknowns
+    with FakeOpenAI(responder=_incorrect) as srv:
+        _judge(db, srv, "judge-a", tmp_path / "c")
+
+    def row(*args: str) -> dict[str, Any]:
+        res = CliRunner().invoke(app, ["--db", str(db), "summary", "-f", "json", *args])
+        assert res.exit_code == 0, res.output
+        (r,) = json.loads(res.stdout)["rows"]
+        return r
+
+    anyr, harness, judge = row(), row("--outcome", "harness"), row("--outcome", "judge")
+    # any: the 60 harness outcomes + the judge's 4, counted apart
+    assert (anyr["successes"], anyr["outcome_unknown_episodes"]) == (27, 0)
+    assert anyr["judged_outcome_episodes"] == 4
+    # harness: the judged 4 are unknown
+    assert (harness["successes"], harness["outcome_unknown_episodes"]) == (27, 4)
+    assert harness["judged_outcome_episodes"] == 0
+    # judge: the judge said "incorrect" wherever it judged (62 completed episodes)
+    assert (judge["successes"], judge["judged_outcome_episodes"]) == (0, 62)
+    assert judge["outcome_unknown_episodes"] == 2  # the 2 errored episodes, never judged

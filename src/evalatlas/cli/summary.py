@@ -38,27 +38,24 @@ def _clustered(row: dict[str, Any]) -> str:
     return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
-def _shown_ks(values: dict[str, Any]) -> list[str]:
-    """k = 2 and the largest k (all of them are in the JSON output)."""
-    ks = [k for k, v in values.items() if k != "1" and v["value"] is not None]
+def _shown_ks(values: dict[str, Any], every: bool) -> list[str]:
+    """Every k (markdown, CSV), or k = 2 and the largest k (terminal tables); JSON has
+    all of them."""
+    ks = [k for k, v in values.items() if v["value"] is not None]
+    if every:
+        return ks
+    ks = [k for k in ks if k != "1"]
     return list(dict.fromkeys([ks[0], ks[-1]])) if ks else []
 
 
-def _pass_k(row: dict[str, Any], field: str, symbol: str) -> str:
+def _pass_k(row: dict[str, Any], field: str, symbol: str, every: bool = False) -> str:
     if row.get("pass_at_k_note"):
         return "per agent only"
     values = row.get(field) or {}
     parts = [f"{symbol}{k} {100 * values[k]['value']:.1f}%"
-             f"{_ci(values[k]['ci_low'], values[k]['ci_high'])}" for k in _shown_ks(values)]
+             f"{_ci(values[k]['ci_low'], values[k]['ci_high'])}"
+             for k in _shown_ks(values, every)]
     return ", ".join(parts) or "-"
-
-
-def _pass_at_k(row: dict[str, Any]) -> str:
-    return _pass_k(row, "pass_at_k", "@")
-
-
-def _pass_hat_k(row: dict[str, Any]) -> str:
-    return _pass_k(row, "pass_hat_k", "^")
 
 
 def _reward(row: dict[str, Any]) -> str:
@@ -120,8 +117,10 @@ def summary_cmd(
         Col("tasks", "tasks", lambda r: r.get("task_coverage") or str(r["tasks"]), 3),
         Col("success_rate", f"success [{pct} CI]", _rate, 1),
         Col("success_rate_clustered_ci_low", "CI (tasks clustered)", _clustered, 7),
-        Col("pass_at_k", "pass@k", _pass_at_k, 5),
-        Col("pass_hat_k", "pass^k", _pass_hat_k, 6),
+        Col("pass_at_k", "pass@k",
+            lambda r: _pass_k(r, "pass_at_k", "@", fmt != OutputFormat.table), 5),
+        Col("pass_hat_k", "pass^k",
+            lambda r: _pass_k(r, "pass_hat_k", "^", fmt != OutputFormat.table), 6),
         Col("mean_reward", "mean reward [CI]", _reward, 6),
         Col("errors_by_type", "errors", _errors, 8),
         Col("total_tokens", "tokens", None, 12),
