@@ -167,6 +167,10 @@ def test_demo(tmp_path: Path) -> None:
     doc = _json(db, "summary")
     # the demo's pass@2 used to print [0.893, 1.007]
     assert all(v["ci_high"] <= 1.0 for r in doc["rows"] for v in r["pass_at_k"].values())
+    out = tmp_path / "report.json"  # the HTML report's data, from the same API
+    res = runner.invoke(app, ["--db", str(db), "report", "--format", "json", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert check_in_range(json.loads(out.read_text())) > 20
 
 
 @pytest.mark.parametrize("fixture, agents", [
