@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 EXPERIMENT_FIELDS = ("experiment_name", "agent_id", "agent_name", "framework_name",
-                     "benchmark_name", "benchmark_version", "subset_name", "labels")
+                     "benchmark_name", "benchmark_version", "subset_name", "subset_n_tasks",
+                     "labels")
 """Experiment columns added to each episode row (none of them is an episode column)."""
 
 REQUIRED = ("experiment_id", "trajectory_id", "task_id")
