@@ -88,10 +88,10 @@ def test_export_jsonl_and_parquet(tmp_path: Path) -> None:
     out = tmp_path / "all.jsonl"
     r = runner.invoke(app, [*_db(tmp_path), "export", "jsonl", str(out)])
     assert r.exit_code == 0, r.output
-    assert len(out.read_text().splitlines()) == 180
+    assert len(out.read_text().splitlines()) == 3 + 180  # experiment records, episodes
     r = runner.invoke(app, [*_db(tmp_path), "export", "jsonl", str(out), "-e",
                             "tiny-mini-toybench"])
-    assert len(out.read_text().splitlines()) == 60
+    assert len(out.read_text().splitlines()) == 1 + 60
     r = runner.invoke(app, [*_db(tmp_path), "export", "parquet", str(tmp_path / "pq")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "pq" / "episodes.parquet").is_file()

@@ -118,7 +118,9 @@ def test_export_jsonl_round_trip(tmp_path: Path) -> None:
         n = export_jsonl(store, tmp_path / "out.jsonl")
     assert n == 180
     lines = (tmp_path / "out.jsonl").read_text().splitlines()
-    back = [EpisodeRecord.model_validate(json.loads(x)) for x in lines]
+    # experiment records come first (3), then the episodes (no measurements here)
+    assert len(lines) == 3 + 180
+    back = [EpisodeRecord.model_validate(json.loads(x)) for x in lines[3:]]
     assert back == stored
     originals = {(e.experiment_id, e.trajectory_id): e for p in
                  sorted((EXAMPLES / "evallogs").iterdir()) for e in EvalLog.load(p).episodes}

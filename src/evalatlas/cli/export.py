@@ -23,7 +23,8 @@ def jsonl_cmd(
     experiment: Annotated[list[str] | None, typer.Option(
         "--experiment", "-e", help="Only these experiments (id or name).")] = None,
 ) -> None:
-    """One self-contained EpisodeRecord per line (the seed's ATLAS submission file)."""
+    """Experiment records, then one self-contained EpisodeRecord per line (the seed's ATLAS
+    submission file), then measurements; `ingest` of the file rebuilds the same store."""
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
         n = export_jsonl(store, path, experiment)
     console.print(f"wrote {n:,} episode records to {path}", highlight=False, markup=False)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from evalatlas.records.evallog import record_json
 from evalatlas.records.models import EpisodeRecord
 from evalatlas.store.db import Store
 from evalatlas.store.redaction import redacted_select, redaction_functions
-from evalatlas.store.rows import episode_from_row
+from evalatlas.store.rows import episode_from_row, experiment_from_row, measurement_from_row
+from evalatlas.store.schema import KEYS
 
 TABLES = ("experiments", "episodes", "measurements", "quarantine", "ingest_batches")
+RECORD_TABLES = ("experiments", "episodes", "measurements")
 
 
 def iter_episodes(
@@ -35,9 +38,29 @@ def iter_episodes(
             yield episode_from_row(dict(zip(cols, row, strict=True)))
 
 
+def _iter_table(store: Store, table: str, from_row: Any,
+                experiment: list[str] | None, chunk: int = 10_000) -> Iterator[Any]:
+    where, params = "", []
+    if experiment:
+        marks = ", ".join("?" for _ in experiment)
+        where = (f"WHERE experiment_id IN ({marks}) OR experiment_id IN "
+                 f"(SELECT experiment_id FROM experiments WHERE experiment_name IN ({marks}))")
+        params = [*experiment, *experiment]
+    cur = store.con.cursor()
+    cur.execute(f"SELECT * FROM {table} {where} ORDER BY {', '.join(KEYS[table])}", params)
+    cols = [d[0] for d in cur.description]
+    while rows := cur.fetchmany(chunk):
+        for row in rows:
+            yield from_row(dict(zip(cols, row, strict=True)))
+
+
 def export_jsonl(store: Store, path: Path, experiment: list[str] | None = None) -> int:
-    """Write one self-contained EpisodeRecord per line; returns the count. Lines are
-    redacted (:func:`~evalatlas.records.evallog.record_json`).
+    """Write the store as JSONL records: every ExperimentRecord, then every EpisodeRecord,
+    then every Measurement, one per line, each ordered by its key; returns the episode
+    count. ``ingest`` of the file rebuilds the same store (every field, labels, scores,
+    published metrics; ``format_version`` on each line), and exporting that store again
+    gives the same bytes. Lines are redacted
+    (:func:`~evalatlas.records.evallog.record_json`).
 
     Written to a temporary file and renamed, so an interrupted export leaves no partial
     file under the final name.
@@ -45,15 +68,24 @@ def export_jsonl(store: Store, path: Path, experiment: list[str] | None = None) 
     tmp = path.with_name(f".{path.name}.tmp")
     n = 0
     with tmp.open("w", encoding="utf-8") as fh:
+        for exp in _iter_table(store, "experiments", experiment_from_row, experiment):
+            fh.write(record_json(exp) + "\n")
         for ep in iter_episodes(store, experiment):
             fh.write(record_json(ep) + "\n")
             n += 1
+        for m in _iter_table(store, "measurements", measurement_from_row, experiment):
+            fh.write(record_json(m) + "\n")
     tmp.replace(path)
     return n
 
 
 def export_parquet(store: Store, directory: Path) -> dict[str, int]:
     """Write every table as ``<table>.parquet`` in ``directory``; returns row counts.
+
+    ``experiments``, ``episodes`` and ``measurements`` hold the record columns (with
+    ``format_version``), ordered by key, without the store's ``source_file`` /
+    ``ingest_batch``; ``ingest DIR`` reads such a folder back (adapter
+    ``evalatlas-parquet``). pandas, polars and DuckDB read the files as they are.
 
     Text cells are redacted on the way out (:mod:`evalatlas.store.redaction`), so a store
     written before a redaction rule existed still exports clean.
@@ -64,8 +96,13 @@ def export_parquet(store: Store, directory: Path) -> dict[str, int]:
         for table in TABLES:
             target = directory / f"{table}.parquet"
             tmp = directory / f".{table}.parquet.tmp"
-            store.con.execute(f"COPY ({redacted_select(store.con, table)}) "
-                              f"TO '{_sql_str(tmp)}' (FORMAT parquet)")
+            select = redacted_select(store.con, table)
+            if table in RECORD_TABLES:
+                # records only, in key order: ingest of the folder rebuilds them and a
+                # second export is identical (the store's own bookkeeping stays home)
+                select = (f"SELECT * EXCLUDE (source_file, ingest_batch) FROM ({select}) "
+                          f"ORDER BY {', '.join(KEYS[table])}")
+            store.con.execute(f"COPY ({select}) TO '{_sql_str(tmp)}' (FORMAT parquet)")
             tmp.replace(target)
             counts[table] = store.count(table)
     return counts
