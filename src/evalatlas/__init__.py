@@ -44,6 +44,7 @@ _LAZY: dict[str, str] = {
     "FrameworkData": "evalatlas.analysis.frameworks",
     # judges
     "JudgeClient": "evalatlas.judge.client",
+    "judge_episodes": "evalatlas.api",
     "judge_answer": "evalatlas.judge.answer",
     "judge_rubric": "evalatlas.judge.rubric",
     "load_rubric": "evalatlas.judge.rubric",
@@ -92,6 +93,7 @@ __all__ = [
     "compare_frameworks",
     "framework_data",
     "judge_answer",
+    "judge_episodes",
     "judge_rubric",
     "load_rubric",
     "open",
@@ -129,6 +131,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         compare,
         compare_frameworks,
         framework_data,
+        judge_episodes,
         open,
         speedup_detail,
         speedups,

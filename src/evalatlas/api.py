@@ -66,6 +66,7 @@ __all__ = [
     "compare",
     "compare_frameworks",
     "framework_data",
+    "judge_episodes",
     "open",
     "speedup_detail",
     "speedups",
@@ -272,6 +273,21 @@ def speedup_detail(
                                 limit=limit)
     notes = [] if rows else ["no measurements; run `evalatlas ingest PATH` first"]
     return SpeedupDetail(rows=rows, notes=notes)
+
+
+async def judge_episodes(
+    store: _db.Store, judge: Any, *, experiment: list[str] | None = None,
+    rejudge: bool = False, limit: int | None = None, docs: dict[str, str] | None = None,
+) -> dict[str, int]:
+    """LLM-judge the store's completed episodes this judge has not scored (all with
+    ``rejudge``) with ``judge`` (a :class:`evalatlas.JudgeClient`); scores are added under
+    ``judge.<model>.<criterion>`` and a harness outcome is never changed. ``docs`` (source
+    name -> text) lets the judge see sources. Returns counts (judged, failed, ...).
+    Awaitable: ``asyncio.run(ea.judge_episodes(store, client))``."""
+    from evalatlas.judge.episodes import judge_rows, select_unjudged
+
+    rows = select_unjudged(store, experiment, rejudge, limit, judge.config.model)
+    return await judge_rows(store, rows, judge, docs or {})
 
 
 def framework_data(
