@@ -175,3 +175,10 @@ def test_broken_archive_is_a_problem_not_a_crash(tmp_path) -> None:
     empty = _zip(tmp_path / "empty.eval", {"other.json": {}})
     (p,) = list(read_inspect(empty))
     assert isinstance(p, Problem) and "_journal/start.json" in p.reason
+
+
+def test_fast_construction_equals_full_validation() -> None:
+    for path in (POPULARITY_JSON, ZSTD, EEE_INSPECT / "data_intercode_ctf_local_path.json"):
+        _, eps, _ = _read(path)
+        for e in eps:
+            assert EpisodeRecord.model_validate(e.model_dump()) == e
