@@ -62,3 +62,19 @@ def test_attempts_pair_only_on_shared_seeds() -> None:
     (row,) = compare_sides(["A", "B"], [a, b], pair_by="attempt")
     assert (row["pairs"], row["shared_tasks"]) == (2, 2)  # t0 seed 7, t1 seed 8
     assert row["diff"] == 0.5
+
+
+def test_significant_without_an_interval_makes_no_claim_about_zero() -> None:
+    """Every task differs by exactly 50 points: the test is clear, the interval is not
+    estimable (no spread), and the sentence says so instead of claiming it includes 0."""
+    n = 10
+    a = {"task": np.repeat(np.array([f"t{i}" for i in range(n)], dtype=object), 2),
+         "attempt": np.tile([0, 1], n), "seed": np.full(2 * n, None, dtype=object),
+         "success": np.ones(2 * n), "score": np.full(2 * n, np.nan),
+         "cost": np.full(2 * n, np.nan)}
+    b = {**a, "success": np.tile([1.0, 0.0], n)}
+    (row,) = compare_sides(["A", "B"], [a, b])
+    assert row["diff"] == 0.5 and row["diff_ci_low"] is None and row["p"] < 0.05
+    text = row["sentence"]
+    assert text.startswith("A passes 50.0 points more often than B (no 95% CI: every value")
+    assert "includes 0" not in text

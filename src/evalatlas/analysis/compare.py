@@ -209,45 +209,65 @@ def _basis(row: dict[str, Any], n_comparisons: int) -> tuple[float, str]:
                            f"{n_comparisons} comparisons")
 
 
+def _units(row: dict[str, Any]) -> str:
+    n = row["shared_tasks"]
+    if row["pair_by"] == "task":
+        return _count(n, "shared task")
+    return f"{_count(row['pairs'], 'seeded pair')} over {_count(n, 'shared task')}"
+
+
+def _cannot_compare(a: str, b: str, row: dict[str, Any]) -> str:
+    why = ("no two episodes share a seed, so no attempts are paired; use --pair-by task"
+           if row["pair_by"] == "attempt" and row["pairs"] == 0
+           else "at least 2 pairs are needed")
+    return f"{a} and {b} cannot be compared: {_units(row)}; {why}"
+
+
+def _better(a: str, b: str, row: dict[str, Any], pct: str, p_name: str) -> str:
+    """"A passes N points more often than B (...)", the better side first."""
+    lo, hi = row["diff_ci_low"], row["diff_ci_high"]
+    if row["diff"] < 0:
+        a, b = b, a
+        row = {**row, "diff_ci_low": None if hi is None else -hi,
+               "diff_ci_high": None if lo is None else -lo}
+    text = (f"{a} passes {_pts(abs(row['diff']))} points more often than {b} "
+            f"({_interval_text(row, pct)}; {p_name}; {_units(row)})")
+    if lo is not None and hi is not None and lo <= 0 <= hi:
+        text += (f"; the {pct} includes 0 because it is a different, unadjusted "
+                 "estimate than the test")
+    return text
+
+
+def _no_difference(a: str, b: str, row: dict[str, Any], pct: str, p_name: str,
+                   alpha: float) -> str:
+    lo, hi = row["diff_ci_low"], row["diff_ci_high"]
+    text = (f"no detectable difference between {a} and {b} at {alpha:g} (difference "
+            f"{_pts(row['diff'])} points, {_interval_text(row, pct)}; {p_name}; "
+            f"{_units(row)})")
+    if lo is not None and hi is not None and (lo > 0 or hi < 0):
+        adjusted = " after Holm adjustment" if row.get("p_holm") is not None else ""
+        text += (f"; the unadjusted {pct} excludes 0, but the {row['test']} test"
+                 f"{adjusted} is not significant at {alpha:g}")
+    need = row["tasks_needed"]
+    if need:
+        text += (f"; about {_count(need, 'task')} would be needed to detect "
+                 f"{_pts(row['detect'])} points")
+    return text
+
+
 def sentence(a: str, b: str, row: dict[str, Any], *, alpha: float = 0.05,
              confidence: float = 0.95, n_comparisons: int = 1) -> str:
     """The plain-language verdict. It names the p-value it used (raw, or Holm-adjusted
     with the number of comparisons), gives the difference with its interval in
     percentage points, and says why when the test and the interval disagree (the
     interval is unadjusted and comes from a different method than the test)."""
-    n = row["shared_tasks"]
-    units = (_count(n, "shared task") if row["pair_by"] == "task"
-             else f"{_count(row['pairs'], 'seeded pair')} over {_count(n, 'shared task')}")
     if row["diff"] is None or row["pairs"] < 2 or row["p"] is None:
-        why = ("no two episodes share a seed, so no attempts are paired; use --pair-by task"
-               if row["pair_by"] == "attempt" and row["pairs"] == 0
-               else "at least 2 pairs are needed")
-        return f"{a} and {b} cannot be compared: {units}; {why}"
+        return _cannot_compare(a, b, row)
     pct = f"{round(100 * confidence)}% CI"
     p_used, p_name = _basis(row, n_comparisons)
-    diff, lo, hi = row["diff"], row["diff_ci_low"], row["diff_ci_high"]
-    excludes_zero = lo is not None and hi is not None and (lo > 0 or hi < 0)
-    if p_used < alpha and diff != 0:
-        if diff < 0:
-            a, b = b, a
-            row = {**row, "diff_ci_low": None if hi is None else -hi,
-                   "diff_ci_high": None if lo is None else -lo}
-        text = (f"{a} passes {_pts(abs(diff))} points more often than {b} "
-                f"({_interval_text(row, pct)}; {p_name}; {units})")
-        if not excludes_zero:
-            text += (f"; the {pct} includes 0 because it is a different, unadjusted "
-                     "estimate than the test")
-        return text
-    need = row["tasks_needed"]
-    tail = (f"; about {_count(need, 'task')} would be needed to detect "
-            f"{_pts(row['detect'])} points" if need else "")
-    text = (f"no detectable difference between {a} and {b} at {alpha:g} (difference "
-            f"{_pts(diff)} points, {_interval_text(row, pct)}; {p_name}; {units})")
-    if excludes_zero:
-        adjusted = " after Holm adjustment" if row.get("p_holm") is not None else ""
-        text += (f"; the unadjusted {pct} excludes 0, but the {row['test']} test"
-                 f"{adjusted} is not significant at {alpha:g}")
-    return text + tail
+    if p_used < alpha and row["diff"] != 0:
+        return _better(a, b, row, pct, p_name)
+    return _no_difference(a, b, row, pct, p_name, alpha)
 
 
 @dataclass
