@@ -69,3 +69,15 @@ def test_duplicates_and_bad_entries_are_problems(tmp_path) -> None:
     assert [type(i).__name__ for i in items] == \
         ["ExperimentRecord", "EpisodeRecord", "Problem", "Problem"]
     assert items[1].reward == 1.0 and items[0].benchmark_name == "tau-bench-retail"
+
+
+def test_summary_shows_tau_bench_pass_hat_k_next_to_pass_at_k(tmp_path) -> None:
+    import evalatlas.api as ea
+
+    with ea.open(tmp_path / "s.duckdb") as store:
+        assert store.ingest(FIXTURE).rejected == 0
+        (row,) = ea.summary(store).rows
+    assert set(row["pass_hat_k"]) == set(row["pass_at_k"]) == {"1", "2", "3", "4"}
+    for k, expected in TAU_PASS_HAT.items():
+        assert row["pass_hat_k"][str(k)]["value"] == pytest.approx(expected, abs=1e-12)
+    assert row["pass_at_k"]["4"]["value"] == pytest.approx(0.72, abs=1e-12)

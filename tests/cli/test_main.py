@@ -39,7 +39,7 @@ def test_db_option_before_or_after_the_subcommand(tmp_path: Path) -> None:
     out = tmp_path / "eps.jsonl"
     r = runner.invoke(app, ["export", "jsonl", str(out), "--db", db])
     assert r.exit_code == 0, r.output
-    assert sum(1 for _ in out.open()) == 180
+    assert sum(1 for _ in out.open()) == 3 + 180  # experiment records, then episodes
 
 
 def test_hoisting_leaves_subcommand_options_and_double_dash_alone() -> None:
