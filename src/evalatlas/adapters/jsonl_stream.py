@@ -81,8 +81,8 @@ def _decompressor(raw: BinaryIO, head: bytes) -> BinaryIO:
 def open_stream(path: Path | str) -> BinaryIO:
     """A binary stream of the decompressed content of ``path`` (``-``: standard input)."""
     if str(path) == STDIN:
-        raw: BinaryIO = io.BufferedReader(io.FileIO(sys.stdin.fileno(), "rb", closefd=False),
-                                          buffer_size=_BLOCK)
+        buf = getattr(sys.stdin, "buffer", sys.stdin)
+        raw: BinaryIO = buf if hasattr(buf, "peek") else io.BufferedReader(buf, _BLOCK)
     else:
         raw = open(path, "rb", buffering=_BLOCK)  # noqa: SIM115 - returned to the caller
     head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""

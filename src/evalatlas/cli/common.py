@@ -35,9 +35,13 @@ def open_store(ctx: typer.Context, *, read_only: bool = False,
     """Open the store named by ``--db``; a clear one-line error instead of a traceback.
 
     ``require_data``: a store that exists but holds no episodes or measurements is an
-    error saying so and how to ingest, instead of an empty table."""
+    error saying so and how to ingest, instead of an empty table. Writers wait up to the
+    global ``--wait SECONDS`` for another process's lock: the one place every writing
+    command (ingest, judge, run ...) gets that option from."""
+    obj = ctx.find_root().obj or ctx.obj or {}
+    wait = 0.0 if read_only else float(obj.get("wait") or 0.0)
     try:
-        store = Store(db_path(ctx), read_only=read_only)
+        store = Store(db_path(ctx), read_only=read_only, wait=wait)
     except EvalAtlasError as exc:
         fail(str(exc))
         raise  # unreachable, for type checkers

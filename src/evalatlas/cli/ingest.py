@@ -14,6 +14,7 @@ from evalatlas.cli.common import console, err_console, fail, open_store
 from evalatlas.cli.render import safe_text
 from evalatlas.errors import EvalAtlasError
 from evalatlas.pricing import configure
+from evalatlas.records.limits import ReadLimits
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, ingest_paths
 
 
@@ -28,6 +29,21 @@ def ingest(
     prices: Annotated[Path | None, typer.Option(
         "--prices", help="Price file (TOML or YAML) used first when costs are computed "
         "from tokens; see `evalatlas price --help`.")] = None,
+    max_line_bytes: Annotated[int, typer.Option(
+        "--max-line-bytes", min=1, help="Longest JSONL line (one record) read; longer lines "
+        "are quarantined without being held in memory.")] = ReadLimits.max_line_bytes,
+    max_file_bytes: Annotated[int, typer.Option(
+        "--max-file-bytes", min=1, help="Largest input file (after decompression).")
+    ] = ReadLimits.max_file_bytes,
+    max_record_bytes: Annotated[int, typer.Option(
+        "--max-record-bytes", min=1, help="Largest JSON document read whole (a .json file).")
+    ] = ReadLimits.max_record_bytes,
+    max_json_depth: Annotated[int, typer.Option(
+        "--max-json-depth", min=1, help="Deepest nesting of objects/arrays in a record.")
+    ] = ReadLimits.max_json_depth,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Re-read files even when unchanged since their last ingest.")
+    ] = False,
     unknown_model_cost: Annotated[str, typer.Option(
         "--unknown-model-cost", help="'none' (default): tokens of a model without a price "
         "have an unknown cost; 'zero': $0, as the seeds do.")] = "none",
@@ -56,7 +72,9 @@ def ingest(
 
             report = ingest_paths(store, paths, fmt=input_format, batch_size=batch_size,
                                   on_progress=on_progress,
-                                  unknown_model_cost=unknown_model_cost,
+                                  unknown_model_cost=unknown_model_cost, force=force,
+                                  limits=ReadLimits(max_line_bytes, max_file_bytes,
+                                                    max_record_bytes, max_json_depth),
                                   benchmark=benchmark)
         db = store.path
     if json_out:
@@ -66,6 +84,9 @@ def ingest(
             f"ingested {report.experiments:,} experiments, {report.episodes:,} episodes, "
             f"{report.measurements:,} measurements from {report.sources:,} sources "
             f"into {escape(str(db))}", highlight=False)
+        if report.unchanged:
+            err_console.print(f"skipped {len(report.unchanged):,} unchanged files (already "
+                              "ingested; --force re-reads them)", highlight=False)
         for s in report.skipped[:20]:
             err_console.print(f"[yellow]skipped[/] {escape(safe_text(s.path))}: "
                               f"{escape(safe_text(s.reason))}",

@@ -49,8 +49,13 @@ def _root(
         bool, typer.Option("--version", callback=_version, is_eager=True,
                            help="Print the version and exit.")
     ] = False,
+    wait: Annotated[
+        float, typer.Option("--wait", min=0, envvar="EVALATLAS_WAIT",
+                            help="Seconds to keep retrying while another process holds "
+                            "the store's write lock (commands that write the store).")
+    ] = 0.0,
 ) -> None:
-    ctx.obj = {"db": db}
+    ctx.obj = {"db": db, "wait": wait}
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,23 @@ def _memory_limit() -> str:
     return value
 
 
+def _is_lock_error(exc: BaseException) -> bool:
+    return "lock" in str(exc).lower() and "conflicting" in str(exc).lower()
+
+
+def open_error_message(path: Path, exc: BaseException, wait: float = 0.0) -> str:
+    """One line naming the store file, what went wrong and what to do about it."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if _is_lock_error(exc):
+        waited = f" (waited {wait:g} s)" if wait else ""
+        return (f"store {path} is in use by another process{waited}; retry later or pass "
+                f"--wait SECONDS to wait for it ({text})")
+    if isinstance(exc, OSError):
+        return f"cannot open store {path}: {exc.strerror or exc}"
+    return (f"store {path} is damaged or not an evalatlas store ({text}); move it aside "
+            f"(mv {path} {path}.broken) and run `evalatlas ingest` again to rebuild it")
+
+
 def problem_key(p: Problem) -> str:
     text = "\x1f".join(str(x) for x in (p.file, p.line, p.record, p.field, p.reason))
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
@@ -79,27 +97,45 @@ def problem_key(p: Problem) -> str:
 class Store:
     """A connection to one store file. Use as a context manager."""
 
-    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False,
+                 wait: float = 0.0) -> None:
+        """Open (or create) the store. ``wait``: seconds to keep retrying while another
+        process holds the write lock (``--wait``), instead of failing at once."""
         self.path = resolve_db_path(path)
         if read_only and not self.path.exists():
             raise StoreError(f"store {self.path} does not exist; run `evalatlas ingest` first")
-        try:
-            if not read_only:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
-        except (duckdb.Error, OSError) as exc:
-            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
-        # DuckDB's own progress bar writes to stdout, which would corrupt --format json
-        # output; the CLI draws its own (rich, on stderr).
-        self.con.execute(
-            f"SET memory_limit = '{_memory_limit()}'; SET preserve_insertion_order = false; "
-            "SET enable_progress_bar = false")
+        deadline = time.monotonic() + max(0.0, wait)
+        delay = 0.1
+        while True:
+            try:
+                self._open(read_only)
+                break
+            except (duckdb.Error, OSError) as exc:
+                if _is_lock_error(exc) and time.monotonic() + delay <= deadline:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+                    continue
+                raise StoreError(open_error_message(self.path, exc, wait)) from exc
+
+    def _open(self, read_only: bool) -> None:
         if not read_only:
-            self.con.execute(DDL)
-            self.con.execute(MIGRATIONS)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.con = duckdb.connect(str(self.path), read_only=read_only)
+        try:
+            # DuckDB's own progress bar writes to stdout, which would corrupt --format json
+            # output; the CLI draws its own (rich, on stderr).
             self.con.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
-            )
+                f"SET memory_limit = '{_memory_limit()}'; SET preserve_insertion_order = false; "
+                "SET enable_progress_bar = false")
+            if not read_only:
+                self.con.execute(DDL)
+                self.con.execute(MIGRATIONS)
+                self.con.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                    [str(SCHEMA_VERSION)])
+        except BaseException:
+            self.con.close()
+            raise
         self._schemas: dict[str, pa.Schema] = {}
         self._column_types: dict[str, dict[str, str]] = {}
         self.unknown_model_cost = "none"  # see store.costs.complete_batch

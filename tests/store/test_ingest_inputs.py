@@ -1,0 +1,143 @@
+"""Ingest of compressed files and stdin, limits, unchanged-file skips, store faults, --wait."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from evalatlas.cli.main import app
+from evalatlas.errors import StoreError
+from evalatlas.records.limits import ReadLimits
+from evalatlas.store.db import Store
+from evalatlas.store.ingest import ingest_paths
+
+GOOD = {"experiment_id": "e1", "task_id": "t", "reward": 1.0}
+runner = CliRunner()
+
+
+def lines(*ids: str) -> bytes:
+    return "".join(json.dumps({**GOOD, "trajectory_id": i}) + "\n" for i in ids).encode()
+
+
+def stored(store: Store) -> set[str]:
+    return {r["trajectory_id"] for r in store.query("SELECT trajectory_id FROM episodes")}
+
+
+def test_gzip_and_zstd_jsonl_in_a_tree(tmp_path: Path) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress(lines("g1", "g2")))
+    (tmp_path / "b.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(lines("z1")))
+    (tmp_path / "c.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00broken")  # corrupt gzip
+    with Store(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [tmp_path])
+        assert stored(store) == {"g1", "g2", "z1"}
+    assert [p.reason.startswith("cannot read (stopped here)") for p in rep.problems] == [True]
+
+
+def test_stdin_plain_and_gzip(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    r = runner.invoke(app, ["--db", str(db), "ingest", "-"], input=lines("s1", "s2"))
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["--db", str(db), "ingest", "-"], input=gzip.compress(lines("s3")))
+    assert r.exit_code == 0, r.output
+    with Store(db) as store:
+        assert stored(store) == {"s1", "s2", "s3"}
+        assert {r["source_file"] for r in store.query("SELECT source_file FROM episodes")} == {
+            "<stdin>"}
+
+
+def test_utf8_bom_keeps_the_first_record(tmp_path: Path) -> None:
+    (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + lines("first", "second"))
+    with Store(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [tmp_path / "bom.jsonl"])
+        assert stored(store) == {"first", "second"} and rep.rejected == 0
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_line_limit_is_measured_while_streaming(tmp_path: Path, fast: bool) -> None:
+    big = json.dumps({**GOOD, "trajectory_id": "big", "output_text": "x" * 5000}) + "\n"
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(lines("a") + big.encode() + lines("b"))
+    with Store(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [p], fast=fast, limits=ReadLimits(max_line_bytes=1000))
+        assert stored(store) == {"a", "b"}
+    assert rep.problems[0].line == 2
+    assert rep.problems[0].reason.startswith(f"line is {len(big) - 1:,} bytes, over the 1,000")
+
+
+def test_file_and_record_limits(tmp_path: Path) -> None:
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(lines("a", "b"))
+    with Store(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [p], limits=ReadLimits(max_file_bytes=10))
+        assert store.count("episodes") == 0
+    assert "over the 10-byte limit (raise it with --max-file-bytes)" in rep.problems[0].reason
+
+
+def test_unchanged_files_are_skipped_and_the_store_does_not_grow(tmp_path: Path) -> None:
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(lines(*[f"t{i}" for i in range(2000)]))
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store:
+        ingest_paths(store, [p])
+    size = db.stat().st_size
+    with Store(db) as store:
+        rep = ingest_paths(store, [p])
+        assert rep.unchanged == [str(p)] and rep.episodes == 0 and rep.batches == 0
+    assert db.stat().st_size == size
+    os.utime(p, ns=(time.time_ns(), time.time_ns()))  # touched, same bytes: still skipped
+    with Store(db) as store:
+        assert ingest_paths(store, [p]).unchanged == [str(p)]
+        p.write_bytes(lines("new"))  # changed: read again
+        rep = ingest_paths(store, [p])
+        assert rep.unchanged == [] and rep.episodes == 1
+        assert ingest_paths(store, [p], force=True).episodes == 1
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_damaged_store_is_a_clean_error(tmp_path: Path, damage: str) -> None:
+    db = tmp_path / "s.duckdb"
+    if damage == "garbage":
+        db.write_bytes(os.urandom(5000))
+    else:
+        with Store(db) as store:
+            ingest_paths(store, [])
+        data = db.read_bytes()
+        db.write_bytes(data[:8192])  # header kept, every block cut off
+    with pytest.raises(StoreError) as err:
+        Store(db)
+    assert str(db) in str(err.value) and "mv " in str(err.value)
+    r = runner.invoke(app, ["--db", str(db), "summary"])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "damaged or not an evalatlas store" in r.output.replace("\n", " ")
+
+
+def test_wait_retries_the_lock(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    Store(db).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+         "print('locked', flush=True); time.sleep(1.5); c.close()", str(db)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreError, match="in use by another process.*--wait SECONDS"):
+            Store(db)
+        t0 = time.monotonic()
+        p = tmp_path / "x.jsonl"
+        p.write_bytes(lines("w"))
+        r = runner.invoke(app, ["--db", str(db), "ingest", str(p), "--wait", "20"])
+        assert r.exit_code == 0, r.output
+        assert time.monotonic() - t0 < 20
+    finally:
+        holder.wait(10)
+    with Store(db) as store:
+        assert stored(store) == {"w"}
