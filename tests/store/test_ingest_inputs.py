@@ -129,7 +129,7 @@ def test_wait_retries_the_lock(tmp_path: Path) -> None:
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        with pytest.raises(StoreError, match="in use by another process.*--wait SECONDS"):
+        with pytest.raises(StoreError, match=r"in use by another process.*--wait SECONDS"):
             Store(db)
         t0 = time.monotonic()
         p = tmp_path / "x.jsonl"
