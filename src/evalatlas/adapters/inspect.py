@@ -43,7 +43,9 @@ import io
 import json
 import math
 import re
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -179,6 +181,115 @@ def _journal_number(name: str) -> int:
     return int(stem) if stem.isdigit() else 0
 
 
+_WANTED = ("header.json", "summaries.json", "reductions.json", "_journal/")
+
+
+class _Archive:
+    """The few members of an Inspect ``.eval`` evalatlas reads, found by one pass over the
+    zip's central directory (``zipfile`` builds an object for each of the thousands of
+    ``samples/*`` entries, most of the cost of a read); zip64 archives fall back to
+    ``zipfile``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fh = path.open("rb")
+        self.members: dict[str, tuple[int, int, int, int]] = {}
+        self.zf: zipfile.ZipFile | None = None
+        if not self._scan():
+            self.zf = zipfile.ZipFile(self.fh)
+
+    def _scan(self) -> bool:
+        fh = self.fh
+        fh.seek(0, 2)
+        size = fh.tell()
+        tail_len = min(size, 65_557)
+        fh.seek(size - tail_len)
+        tail = fh.read(tail_len)
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) - at < 22:
+            raise zipfile.BadZipFile("no end of central directory record")
+        (_, _, _, _, total, cd_size, cd_offset, _) = struct.unpack(
+            "<4sHHHHIIH", tail[at:at + 22])
+        if total == 0xFFFF or cd_offset == 0xFFFFFFFF or cd_size == 0xFFFFFFFF:
+            return False  # zip64
+        fh.seek(cd_offset)
+        cd = fh.read(cd_size)
+        pos = 0
+        for _ in range(total):
+            if cd[pos:pos + 4] != b"PK\x01\x02":
+                raise zipfile.BadZipFile("bad central directory entry")
+            method, csize, usize, nlen, xlen, clen = struct.unpack(
+                "<H8xIIHHH", cd[pos + 10:pos + 34])
+            offset = struct.unpack("<I", cd[pos + 42:pos + 46])[0]
+            name = cd[pos + 46:pos + 46 + nlen].decode("utf-8", "replace")
+            if name.startswith(_WANTED):
+                if 0xFFFFFFFF in (csize, usize, offset):
+                    return False
+                self.members[name] = (method, csize, usize, offset)
+            pos += 46 + nlen + xlen + clen
+        return True
+
+    def names(self) -> list[str]:
+        return self.zf.namelist() if self.zf is not None else list(self.members)
+
+    def read(self, name: str) -> bytes | None:
+        if self.zf is not None:
+            try:
+                info = self.zf.getinfo(name)
+            except KeyError:
+                return None
+            return _read_member(self.zf, info)
+        entry = self.members.get(name)
+        if entry is None:
+            return None
+        method, csize, usize, offset = entry
+        self.fh.seek(offset)
+        header = self.fh.read(30)
+        if header[:4] != b"PK\x03\x04":
+            raise InputError.at(self.path, "bad local file header", field=name)
+        nlen, xlen = struct.unpack("<HH", header[26:30])
+        self.fh.seek(offset + 30 + nlen + xlen)
+        raw = self.fh.read(csize)
+        if method == 0:
+            data = raw
+        elif method == zipfile.ZIP_DEFLATED:
+            data = zlib.decompress(raw, -15)
+        elif method == _ZIP_ZSTD:
+            data = _zstd(raw, self.path, name)
+        else:
+            raise InputError.at(self.path, f"unsupported zip compression {method}", field=name)
+        if len(data) != usize:
+            raise InputError.at(self.path, f"member decoded to {len(data)} bytes, expected "
+                                f"{usize}", field=name)
+        return data
+
+    def json(self, name: str) -> Any:
+        raw = self.read(name)
+        if raw is None:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise InputError.at(self.path, f"invalid JSON in member: {exc}",
+                                field=name) from exc
+
+    def close(self) -> None:
+        if self.zf is not None:
+            self.zf.close()
+        self.fh.close()
+
+
+def _zstd(raw: bytes, path: Path | str | None, name: str) -> bytes:
+    try:
+        import zstandard
+    except ImportError as exc:  # pragma: no cover - a runtime dependency
+        raise InputError.at(path, "zstd-compressed member (Inspect's default); install "
+                            "zstandard", field=name) from exc
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw),
+                                                        read_across_frames=True)
+    return reader.read()
+
+
 def read_eval_archive(path: Path) -> dict[str, Any]:
     """The parts of a ``.eval`` evalatlas uses, as one EvalLog-shaped dict.
 
@@ -186,28 +297,31 @@ def read_eval_archive(path: Path) -> dict[str, Any]:
     ``header.json`` (in progress or crashed) the spec comes from ``_journal/start.json``
     and ``status`` is ``started``.
     """
-    with zipfile.ZipFile(path) as zf:
-        log = _member_json(zf, "header.json")
+    zf = _Archive(path)
+    try:
+        log = zf.json("header.json")
         if log is None:
-            log = _member_json(zf, "_journal/start.json")
+            log = zf.json("_journal/start.json")
             if not isinstance(log, dict):
                 raise InputError.at(path, "neither header.json nor _journal/start.json: "
                                     "not an Inspect log, or written before it started")
             log.setdefault("status", "started")
         if not isinstance(log, dict):
             raise InputError.at(path, "header.json is not a JSON object")
-        summaries = _member_json(zf, "summaries.json")
+        summaries = zf.json("summaries.json")
         if summaries is None:
             summaries = []
-            names = [n for n in zf.namelist() if n.startswith("_journal/summaries/")]
+            names = [n for n in zf.names() if n.startswith("_journal/summaries/")]
             for name in sorted(names, key=_journal_number):
-                part = _member_json(zf, name)
+                part = zf.json(name)
                 if isinstance(part, list):
                     summaries.extend(part)
         log["samples"] = summaries
-        reductions = _member_json(zf, "reductions.json")
+        reductions = zf.json("reductions.json")
         if reductions is not None:
             log["reductions"] = reductions
+    finally:
+        zf.close()
     return log
 
 
@@ -458,7 +572,7 @@ def _trusted(data: dict[str, Any]) -> bool:
 def _construct(data: dict[str, Any]) -> EpisodeRecord:
     """The record without re-validating what :func:`episode_of` already guarantees (the
     hot path: 4,000 samples in a fraction of a second); derivations as the models do."""
-    usage = UsageSummary.model_construct(**{**_USAGE_NONE, **data["usage"]})
+    usage = _new(UsageSummary, {**_USAGE_NONE, **data["usage"]})
     if usage.total_tokens is None and usage.prompt_tokens is not None \
             and usage.completion_tokens is not None:
         usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
@@ -467,10 +581,22 @@ def _construct(data: dict[str, Any]) -> EpisodeRecord:
     reward = data["reward"]
     # every field given: pydantic's model_construct would otherwise look up each default
     # (inspect.signature per default_factory), most of the cost
-    return EpisodeRecord.model_construct(**{
+    return _new(EpisodeRecord, {
         **_EPISODE_DEFAULTS, "tool_names": [], **data, "usage": usage,
         "success": None if reward is None else reward > 0,
         "outcome_source": None if reward is None else "harness"})
+
+
+def _new(cls: type[Any], values: dict[str, Any]) -> Any:
+    """What pydantic's ``model_construct`` does for a complete set of field values (every
+    field given, in declaration order), without its per-field bookkeeping."""
+    obj = cls.__new__(cls)
+    ordered = {k: values[k] for k in cls.model_fields}
+    object.__setattr__(obj, "__dict__", ordered)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(ordered))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
 
 
 _USAGE_NONE = dict.fromkeys(UsageSummary.model_fields)
