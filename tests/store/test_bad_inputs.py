@@ -117,3 +117,125 @@ def test_the_rest_of_the_input_is_ingested(corpus: tuple) -> None:
     # Files share experiment "e1", so equal trajectory ids are one stored episode.
     got = {r["trajectory_id"] for r in store.query("SELECT trajectory_id FROM episodes")}
     assert got == {"ok", "a", "b", "after"}
+
+
+# -- fast and exact paths agree on every hostile record --------------------------------
+def _ep(tid: str, **kw: object) -> dict:
+    return {**GOOD, "trajectory_id": tid, **kw}
+
+
+def _line(d: dict) -> bytes:
+    return json.dumps(d).encode()
+
+
+_DEEP = '{"v": ' + "[" * 150 + "]" * 150 + "}"
+_VERY_DEEP = '{"v": ' + "[" * 5000 + "]" * 5000 + "}"
+_EXPERIMENT = {"experiment_id": "e1", "experiment_name": "e1", "benchmark_name": "b",
+               "benchmark_subset": {"name": "b", "n_tasks": 3},
+               "agent": {"name": "a", "llm_model": "gpt-4o", "config": {"m": 1}}}
+
+# name -> (hostile line bytes, "stored" or the quarantined field (None: no field))
+PARITY: dict[str, tuple[bytes, str | None]] = {
+    "fractional_count": (_line(_ep("x", n_steps=2.5)), "n_steps"),
+    "integral_float_count": (_line(_ep("x", n_steps=2.0)), "stored"),
+    "count_as_numeric_string": (_line(_ep("x", n_steps="5")), "stored"),
+    "count_as_word": (_line(_ep("x", n_steps="many")), "n_steps"),
+    "boolean_reward": (_line(_ep("x", reward=True)), "reward"),
+    "string_reward": (_line(_ep("x", reward="0.5")), "reward"),
+    "reward_above_one": (_line(_ep("x", reward=1.5)), "reward"),
+    "reward_below_zero": (_line(_ep("x", reward=-0.1)), "reward"),
+    "null_reward": (_line(_ep("x", reward=None)), "stored"),
+    "extra_is_a_list": (_line(_ep("x", extra=[1])), "extra"),
+    "extra_is_null": (_line(_ep("x", extra=None)), "extra"),
+    "extra_is_a_string": (_line(_ep("x", extra="s")), "extra"),
+    "extra_1e999": (b'{"experiment_id":"e1","task_id":"t","reward":1,"trajectory_id":"x",'
+                    b'"extra":{"v":1e999}}', "extra.v"),
+    "reward_1e999": (b'{"experiment_id":"e1","task_id":"t","reward":1e999,'
+                     b'"trajectory_id":"x"}', "reward"),
+    "seed_2_63": (_line(_ep("x", seed=2**63)), "seed"),
+    "seed_minus_2_63_minus_1": (_line(_ep("x", seed=-(2**63) - 1)), "seed"),
+    "attempt_2_31": (_line(_ep("x", attempt=2**31)), "attempt"),
+    "n_steps_2_64": (_line(_ep("x", n_steps=2**64)), "n_steps"),
+    "prompt_tokens_2_63": (_line(_ep("x", usage={"prompt_tokens": 2**63})),
+                           "usage.prompt_tokens"),
+    "lone_high_surrogate": (b'{"experiment_id":"e1","task_id":"t","reward":1,'
+                            b'"trajectory_id":"x","output_text":"a\\ud800b"}', "output_text"),
+    "lone_low_surrogate_in_extra": (b'{"experiment_id":"e1","task_id":"t","reward":1,'
+                                    b'"trajectory_id":"x","extra":{"k":"\\udc00"}}', "extra"),
+    "escaped_surrogate_pair": (b'{"experiment_id":"e1","task_id":"t","reward":1,'
+                               b'"trajectory_id":"x","output_text":"\\ud83d\\ude00"}', "stored"),
+    "duplicate_keys_last_wins": (b'{"experiment_id":"e1","task_id":"t","reward":0,'
+                                 b'"reward":1,"trajectory_id":"x"}', "stored"),
+    "nested_150_levels": (('{"experiment_id":"e1","task_id":"t","reward":1,'
+                           '"trajectory_id":"x","extra":' + _DEEP + "}").encode(), None),
+    "nested_5000_levels": (('{"experiment_id":"e1","task_id":"t","reward":1,'
+                            '"trajectory_id":"x","extra":' + _VERY_DEEP + "}").encode(), None),
+    "tool_name_number": (_line(_ep("x", tool_names=["bash", 5])), "tool_names.1"),
+    "tool_name_null": (_line(_ep("x", tool_names=[None])), "tool_names.0"),
+    "score_string": (_line(_ep("x", scores={"a": "high"})), "scores.a"),
+    "split_number": (_line(_ep("x", split=5)), "split"),
+    "usage_null": (_line(_ep("x", usage=None)), "usage"),
+    "usage_unknown_key": (_line(_ep("x", usage={"tokens": 5})), "usage.tokens"),
+    "verifier_ref_number": (_line(_ep("x", verifier={"ref": 5})), "verifier.ref"),
+    "unknown_status": (_line(_ep("x", status="weird")), "status"),
+    "success_contradicts_reward": (_line(_ep("x", success=False)), None),
+    "negative_wall_time": (_line(_ep("x", wall_time_s=-1)), "wall_time_s"),
+    "unsafe_trajectory_id": (_line(_ep("../x")), "trajectory_id"),
+    "nan_reward": (b'{"experiment_id":"e1","task_id":"t","reward":NaN,"trajectory_id":"x"}',
+                   "reward"),
+    "crlf_line_end": (_line(_ep("x")) + b"\r", "stored"),
+    "bom_mid_file": (b"\xef\xbb\xbf" + _line(_ep("x")), None),
+    "experiment_record_between_episodes": (_line(_EXPERIMENT), "stored"),
+    "huge_integer_in_extra": (_line(_ep("x", extra={"n": 10**400})), "stored"),
+    "findings_type_key": (_line(_ep("x", findings={"_type": "f", "feasible": True})),
+                          "stored"),
+    "big_text": (_line(_ep("x", output_text="é" * 100_000)), "stored"),
+    "control_characters_in_text": (_line(_ep("x", output_text="a\x00b\x1b[31m")), "stored"),
+}
+
+
+def _parity_file(tmp: Path, name: str) -> Path:
+    hostile, _ = PARITY[name]
+    body = _line(_ep("before")) + b"\n" + hostile + b"\n" + _line(_ep("after")) + b"\n"
+    p = tmp / f"{name}.jsonl"
+    p.write_bytes(body)
+    return p
+
+
+def _snapshot(db: Path, src: Path, fast: bool) -> tuple[list, list, object]:
+    with Store(db) as store:
+        rep = ingest_paths(store, [src], fast=fast, fast_min_bytes=0)
+        eps = store.query("SELECT * EXCLUDE (ingest_batch, source_file) FROM episodes "
+                          "ORDER BY trajectory_id")
+        exps = store.query("SELECT * EXCLUDE (ingest_batch, source_file) FROM experiments")
+        q = store.query("SELECT line, record, field, reason FROM quarantine ORDER BY line")
+    return [eps, exps], q, rep
+
+
+@pytest.mark.parametrize("name", sorted(PARITY))
+def test_fast_and_exact_paths_agree(tmp_path: Path, name: str) -> None:
+    src = _parity_file(tmp_path, name)
+    exact_rows, exact_q, _ = _snapshot(tmp_path / "exact.duckdb", src, fast=False)
+    fast_rows, fast_q, rep = _snapshot(tmp_path / "fast.duckdb", src, fast=True)
+    assert fast_rows == exact_rows
+    assert fast_q == exact_q
+    ids = {r["trajectory_id"] for r in exact_rows[0]}
+    assert {"before", "after"} <= ids  # the good records beside it are stored
+    outcome = PARITY[name][1]
+    if outcome == "stored":
+        assert exact_q == []
+    else:
+        assert len(exact_q) == 1 and exact_q[0]["line"] == 2, exact_q
+        assert exact_q[0]["field"] == outcome, exact_q
+        assert "x" not in ids
+
+
+def test_clean_file_really_takes_the_fast_path(tmp_path: Path) -> None:
+    src = _parity_file(tmp_path, "integral_float_count")
+    clean = tmp_path / "clean.jsonl"
+    clean.write_bytes(b"".join(_line(_ep(f"c{i}")) + b"\n" for i in range(50))
+                      + _line(_EXPERIMENT) + b"\n")
+    with Store(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [clean, src], fast=True, fast_min_bytes=0)
+    # the mixed file (episodes + an experiment record) stays on the fast path
+    assert rep.fast_path_files == 1 and rep.experiments == 1 and rep.episodes == 53
