@@ -216,7 +216,7 @@ def _snapshot(db: Path, src: Path, fast: bool) -> tuple[list, list, object]:
 def test_fast_and_exact_paths_agree(tmp_path: Path, name: str) -> None:
     src = _parity_file(tmp_path, name)
     exact_rows, exact_q, _ = _snapshot(tmp_path / "exact.duckdb", src, fast=False)
-    fast_rows, fast_q, rep = _snapshot(tmp_path / "fast.duckdb", src, fast=True)
+    fast_rows, fast_q, _rep = _snapshot(tmp_path / "fast.duckdb", src, fast=True)
     assert fast_rows == exact_rows
     assert fast_q == exact_q
     ids = {r["trajectory_id"] for r in exact_rows[0]}
