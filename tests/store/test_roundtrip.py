@@ -77,3 +77,14 @@ def test_parquet_export_ingest_export_gives_the_same_rows(original: Path) -> Non
                                  "were checked")
     assert polars.read_parquet(one / "experiments.parquet").height == len(
         _rows(one / "experiments.parquet"))
+
+
+def test_every_fixture_folder_ingests_with_nothing_quarantined(original: Path) -> None:
+    # the module fixture ingested every folder (rejected == 0); frameworks/ holds scenario
+    # specs and Markdown reports, no results: it is the one folder with nothing to ingest
+    assert {p.name for p in INPUTS[1:]} == {p.name for p in FIXTURES.iterdir()
+                                          if p.is_dir()} - {"frameworks"}
+    with ea.open(original / "f.duckdb") as store:
+        rep = store.ingest(FIXTURES / "frameworks")
+    assert rep.episodes == 0 and [p.reason for p in rep.problems] == \
+        ["no ingestible files found under this directory"]
