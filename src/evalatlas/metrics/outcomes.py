@@ -401,13 +401,8 @@ def pass_hat_k_over_tasks(
     return math.fsum(vals) / len(vals) if vals else math.nan
 
 
-def pass_at_k_counts(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
-    """Vectorised :func:`pass_at_k` over arrays of per-task attempts ``n`` and successes ``c``.
-
-    Same estimator via ``prod_{i=a+1}^{b}(1 - k/i) = exp(L[b] - L[a])`` with ``L`` the
-    cumulative sum of ``log(1 - k/i)`` for ``i > k``; NaN where ``n < k``. For large
-    stores (one call per group instead of one per task).
-    """
+def _checked_counts(n: np.ndarray, c: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-task attempts and successes as int arrays, validated for the pass@k/pass^k family."""
     n = np.asarray(n, dtype=np.int64)
     c = np.asarray(c, dtype=np.int64)
     if k < 1:
@@ -416,6 +411,17 @@ def pass_at_k_counts(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
         raise ValueError(f"n and c differ in shape: {n.shape} vs {c.shape}")
     if np.any((c < 0) | (c > n)):
         raise ValueError("need 0 <= c <= n for every task")
+    return n, c
+
+
+def pass_at_k_counts(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """Vectorised :func:`pass_at_k` over arrays of per-task attempts ``n`` and successes ``c``.
+
+    Same estimator via ``prod_{i=a+1}^{b}(1 - k/i) = exp(L[b] - L[a])`` with ``L`` the
+    cumulative sum of ``log(1 - k/i)`` for ``i > k``; NaN where ``n < k``. For large
+    stores (one call per group instead of one per task).
+    """
+    n, c = _checked_counts(n, c, k)
     out = np.full(n.shape, np.nan)
     if n.size == 0:
         return out
@@ -439,14 +445,7 @@ def pass_hat_k_counts(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
     ``log C(c,k) - log C(n,k) = (L[c] - L[c-k]) - (L[n] - L[n-k])`` with ``L[x] =
     log x!`` (a cumulative sum of logs); 0 where ``c < k``, NaN where ``n < k``.
     """
-    n = np.asarray(n, dtype=np.int64)
-    c = np.asarray(c, dtype=np.int64)
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    if n.shape != c.shape:
-        raise ValueError(f"n and c differ in shape: {n.shape} vs {c.shape}")
-    if np.any((c < 0) | (c > n)):
-        raise ValueError("need 0 <= c <= n for every task")
+    n, c = _checked_counts(n, c, k)
     out = np.full(n.shape, np.nan)
     if n.size == 0:
         return out
