@@ -199,3 +199,32 @@ def test_narrow_screen_no_horizontal_page_scroll(browser_context: Any,
         "() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 1
     opened.page.close()
+
+
+def test_framework_comparison_report(browser_context: Any, upstream_reports: dict[str, Path],
+                                     tmp_path: Path) -> None:
+    """Framework results (rebuilt from the three published upstream reports) get their
+    scorecard and latency views, drawn offline, with scores in range."""
+    from upstream_reports import write_results
+
+    results = tmp_path / "results"
+    for name, md in upstream_reports.items():
+        write_results(md, results / name)
+    db = tmp_path / "fw.duckdb"
+    _cli("--db", str(db), "ingest", str(results))
+    html = tmp_path / "fw.html"
+    _cli("--db", str(db), "report", "-o", str(html))
+    _cli("--db", str(db), "report", "--format", "json", "-o", str(tmp_path / "fw.json"))
+    fws = json.loads((tmp_path / "fw.json").read_text())["data"]["frameworks"]
+    assert len(fws) == len(upstream_reports)
+    for group in fws:
+        assert len(group["frameworks"]) >= 2
+        for f in group["frameworks"]:
+            assert 0 <= f["capability"] <= 100
+            assert f["latency_p50"] <= f["latency_p95"]
+    opened = open_report(browser_context, html)
+    _assert_clean(opened, html.resolve().as_uri())
+    ids = {c["id"] for c in opened.charts}
+    for n in range(len(upstream_reports)):
+        assert {f"chart-fw{n}-scorecard", f"chart-fw{n}-latency"} <= ids, ids
+    opened.page.close()
