@@ -21,21 +21,7 @@ def iter_episodes(
     store: Store, experiment: list[str] | None = None, chunk: int = 10_000
 ) -> Iterator[EpisodeRecord]:
     """Stream stored episodes as records, ordered by experiment and trajectory."""
-    where, params = "", []
-    if experiment:
-        marks = ", ".join("?" for _ in experiment)
-        where = (f"WHERE experiment_id IN ({marks}) OR experiment_id IN "
-                 f"(SELECT experiment_id FROM experiments WHERE experiment_name IN ({marks}))")
-        params = [*experiment, *experiment]
-    cur = store.con.cursor()
-    cur.execute(f"SELECT * FROM episodes {where} ORDER BY experiment_id, trajectory_id", params)
-    cols = [d[0] for d in cur.description]
-    while True:
-        rows = cur.fetchmany(chunk)
-        if not rows:
-            break
-        for row in rows:
-            yield episode_from_row(dict(zip(cols, row, strict=True)))
+    return _iter_table(store, "episodes", episode_from_row, experiment, chunk)
 
 
 def _iter_table(store: Store, table: str, from_row: Any,
