@@ -146,3 +146,40 @@ def test_run_and_compare_frameworks_fit_80_columns(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     _check_fits(r.stdout)
     assert "bm25" in r.stdout and "echo" in r.stdout
+
+
+def test_judge_and_judge_rubric_fit_80_columns(store: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two LLM-judge commands against the local fake OpenAI server (127.0.0.1), with
+    long judge model names: the tables fit and no column collapses."""
+    import shutil
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "judge"))
+    from fake_openai import FakeOpenAI
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    db = tmp_path / "judged.duckdb"
+    shutil.copy(store, db)  # judging writes scores: keep the shared store as it is
+    env = {"COLUMNS": str(WIDTH)}
+    models = ["anthropic/claude-3-7-sonnet-20250219", "openai/gpt-4o-mini-2024-07-18"]
+    rubric = FIXTURES / "scylla" / "test-001" / "expected" / "rubric.yaml"
+    answer = tmp_path / "out.txt"
+    answer.write_text("print('Hello, World!')\n")
+    with FakeOpenAI() as srv:
+        r = runner.invoke(app, ["--db", str(db), "judge", "--judge-model", models[0],
+                                "--judge-base-url", srv.base_url, "--judge-cache-dir",
+                                str(tmp_path / "cache"), "--limit", "6"], env=env)
+        assert r.exit_code == 0, r.output
+        _check_fits(r.stdout)
+        assert "judged" in r.stdout and "claude-3-7" in r.stdout
+        args = ["judge-rubric", str(rubric), "--output-file", str(answer), "--task",
+                "Create hello.py", "--judge-base-url", srv.base_url, "--judge-cache-dir",
+                str(tmp_path / "cache")]
+        for m in models:
+            args += ["--judge-model", m]
+        r = runner.invoke(app, args, env=env)
+        assert r.exit_code == 0, r.output
+        _check_fits(r.stdout)
+        assert "consensus" in r.stdout and "2/2 judges valid" in " ".join(r.stdout.split())
+        assert len(srv.requests) == 6 + 2

@@ -148,3 +148,39 @@ def test_empty_store(tmp_path: Path) -> None:
     res = runner.invoke(app, ["--db", str(tmp_path / "e.duckdb"), "speedups"])
     assert res.exit_code == 2  # an empty store is an error that says how to fill it
     assert "is empty" in res.output and "evalatlas ingest" in res.output
+
+
+@pytest.mark.parametrize(("args", "kwargs"), [
+    ([], {}),
+    (["--level", "2", "--by", "task", "--confidence", "0.9"],
+     {"level": 2, "by": "task", "confidence": 0.9}),
+    (["--agent", "terminus-2:gpt-4.1", "--agent", "codex:gpt-5"],
+     {"agent": ["terminus-2:gpt-4.1", "codex:gpt-5"]}),
+    (["--task", "no-such-task"], {"task": ["no-such-task"]}),
+])
+def test_cli_json_is_the_api_results_to_dict(db: Path, args: list[str], kwargs: dict) -> None:
+    """``evalatlas speedups --format json`` prints ``ea.speedups(...).to_dict()`` and
+    nothing more (the total-cost sentence is one of the result's notes)."""
+    import evalatlas as ea
+
+    cli = _json(db, *args)
+    with ea.open(db, read_only=True) as store:
+        result = ea.speedups(store, **kwargs)
+    assert cli == result.to_dict()
+    assert cli["notes"] == result.notes and len(result.notes) == 1
+    assert result.notes[0].startswith("total cost: " if result.rows else
+                                      "the store has no FC-Eval episodes")
+
+
+@pytest.mark.parametrize(("args", "kwargs"), [
+    (["--limit", "5"], {"limit": 5}),
+    (["--agent", "terminus-2:claude-sonnet-4"], {"agent": ["terminus-2:claude-sonnet-4"]}),
+    (["--agent", "nobody"], {"agent": ["nobody"]}),
+])
+def test_detail_cli_json_is_the_api_results_to_dict(db: Path, args: list[str],
+                                                    kwargs: dict) -> None:
+    import evalatlas as ea
+
+    cli = _json(db, "--detail", *args)
+    with ea.open(db, read_only=True) as store:
+        assert cli == ea.speedup_detail(store, **kwargs).to_dict()

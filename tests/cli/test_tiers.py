@@ -175,3 +175,42 @@ def test_missing_baseline_and_no_tiers(tmp_path: Path) -> None:
     assert env["rows"] == []
     res = runner.invoke(app, ["--db", str(db), "tiers", "--scale", "bogus"])
     assert res.exit_code == 2
+
+
+# ------------------------------------------------------------------- CLI JSON = API
+
+
+@pytest.fixture(scope="module")
+def demo_and_dryrun_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo (3 tiers x many runs: intervals) and the Scylla dry run (one run per tier)."""
+    db = tmp_path_factory.mktemp("tiers-api") / "s.duckdb"
+    for src in (Path(__file__).resolve().parents[2] / "examples", FIXTURES / "scylla"):
+        _ok(["--db", str(db), "ingest", str(src)])
+    return db
+
+
+@pytest.mark.parametrize(("args", "kwargs"), [
+    ([], {}),
+    (["--baseline", "T5", "--scale", "scylla", "--ddof", "1", "--confidence", "0.9",
+      "--pass-weight", "0.7", "--impl-weight", "0.3"],
+     {"baseline": "T5", "scale": "scylla", "ddof": 1, "confidence": 0.9,
+      "weights": (0.7, 0.3)}),
+    (["--baseline", "none"], {"baseline": None}),
+    (["--label", "nosuchlabel"], {"label": "nosuchlabel"}),
+    (["-e", "planner-sonnet-toybench"], {"experiment": ["planner-sonnet-toybench"]}),
+])
+def test_cli_json_is_the_api_results_to_dict(demo_and_dryrun_db: Path, args: list[str],
+                                             kwargs: dict) -> None:
+    """``evalatlas tiers --format json`` prints ``ea.tiers(...).to_dict()`` and nothing
+    more: the cross-tier sentence is one of the result's notes."""
+    import evalatlas as ea
+
+    cli = _tiers(demo_and_dryrun_db, *args)
+    with ea.open(demo_and_dryrun_db, read_only=True) as store:
+        report = ea.tiers(store, **kwargs)
+    assert cli == report.to_dict()
+    assert cli["notes"] == report.notes and len(report.notes) >= 1
+    if report.rows:
+        assert report.notes[-1].startswith("cross-tier: pass-rate variance ")
+    else:
+        assert "no episodes carry the experiment label 'nosuchlabel'" in report.notes[-1]

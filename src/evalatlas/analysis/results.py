@@ -1,8 +1,11 @@
 """The common shape of analysis results: rows + metadata, ``to_dict()`` and ``to_pandas()``.
 
 ``to_dict()`` is exactly the CLI's ``--format json`` envelope (``{"schema": ..., <meta>,
-"rows": [...]}``, strict JSON: NaN as null, infinity as "inf"), so a script can move
-between the CLI and the API without re-learning field names.
+"rows": [...], "notes": [...]}``, strict JSON: NaN as null, infinity as "inf";
+credentials in any string redacted), so a script can move between the CLI and the API
+without re-learning field names. The CLI prints ``to_dict()`` and nothing else
+(:func:`evalatlas.cli.render.render_result`), so every sentence a command shows with its
+table is a note here, not something the CLI adds.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evalatlas.records.redact import redact_strings
 from evalatlas.text import json_safe
 
 if TYPE_CHECKING:
@@ -35,12 +39,16 @@ class TableResult:
         return self.SCHEMA
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON envelope (strict JSON values) the CLI prints with ``--format json``."""
+        """The JSON envelope (strict JSON values) the CLI prints with ``--format json``.
+
+        String values are passed through :func:`~evalatlas.records.redact.redact_strings`
+        (an agent name or a note may quote a credential): the envelope is meant to be
+        written out and shared, and the CLI prints it unchanged."""
         env: dict[str, Any] = {"schema": self.schema, **json_safe(dict(self.meta)),
                                "rows": [json_safe(dict(r)) for r in self.rows]}
         if self.notes:
             env["notes"] = list(self.notes)
-        return env
+        return redact_strings(env)
 
     def to_pandas(self) -> pd.DataFrame:
         """One DataFrame row per result row (nested values such as pass@k stay dicts)."""
@@ -50,3 +58,4 @@ class TableResult:
 
     def __len__(self) -> int:
         return len(self.rows)
+

@@ -217,7 +217,32 @@ def tier_table(
     )
     report.meta = {**report_meta(report), "label": label, "scale": scale, "ddof": ddof,
                    "confidence": confidence, "weights": list(weights)}
+    report.notes.append(_cross_tier_note(report, label, ddof))
     return report
+
+
+def _number(value: float, digits: int) -> str:
+    """A cross-tier number as the tables show it: "-" when undefined, else ``digits``
+    decimals (scientific when smaller than that)."""
+    if math.isnan(value):
+        return "-"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value != 0 and abs(value) < 10 ** -digits:
+        return f"{value:.2e}"
+    return f"{value:,.{digits}f}"
+
+
+def _cross_tier_note(report: TierReport, label: str, ddof: int) -> str:
+    """The sentence under the table: the cross-tier lines, or why there is no tier."""
+    if not report.rows:
+        return (f"no episodes carry the experiment label {label!r}; ingest ProjectScylla "
+                "runs or label your experiments")
+    delta = report.cost_delta
+    money = "-" if math.isnan(delta) else ("inf" if delta == math.inf else f"${delta:,.4f}")
+    return (f"cross-tier: pass-rate variance {_number(report.pass_rate_variance, 5)}, "
+            f"cost variance {_number(report.cost_variance, 6)}, cost delta {money} "
+            f"(ddof={ddof}; costs are per-tier median run costs)")
 
 
 def report_meta(report: TierReport) -> dict[str, Any]:

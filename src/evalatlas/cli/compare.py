@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from evalatlas.api import compare
 from evalatlas.cli.common import FormatOption, OutputOption, console, emit, fail, open_store
-from evalatlas.cli.render import Col, OutputFormat, fmt_value, md_escape, render
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, md_escape, render, render_result
 
 
 def _pct(v: float | None) -> str:
@@ -85,6 +85,9 @@ def compare_cmd(
         render(rows, columns, fmt, schema="evalatlas.compare/1", title="Compare")
         for s in sentences:
             console.print(escape(s), highlight=False)
+        return
+    if fmt is OutputFormat.json:
+        emit(render_result(result, columns, fmt), output)
         return
     text = render(rows, columns, fmt, schema=result.schema, title="Compare",
                   meta=result.meta)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-from evalatlas.records.redact import redact_text
+from evalatlas.records.redact import redact_strings, redact_text
 from evalatlas.text import (
     csv_line,
     json_safe,
@@ -116,18 +116,6 @@ def safe_text(text: object) -> str:
 def _clean(text: str) -> str:
     """One place every table/markdown cell passes through (:func:`safe_text`)."""
     return safe_text(text)
-
-
-def _redact_strings(value: Any) -> Any:
-    """String leaves redacted (text rules only: column names like ``cost_per_token`` are
-    not credential keys here)."""
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {k: _redact_strings(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redact_strings(v) for v in value]
-    return value
 
 
 # ---------------------------------------------------------------------------- layout
@@ -298,7 +286,7 @@ def render(
         env = {"schema": schema, **(meta or {}), "rows": [json_safe(dict(r)) for r in rows]}
         if notes:
             env["notes"] = list(notes)
-        return json_text_safe(json.dumps(_redact_strings(env), indent=2, allow_nan=False,
+        return json_text_safe(json.dumps(redact_strings(env), indent=2, allow_nan=False,
                                          ensure_ascii=False)) + "\n"
     if fmt is OutputFormat.csv:
         keys: list[str] = []
@@ -308,7 +296,7 @@ def render(
                     keys.append(k)
         lines = [csv_line(keys)]
         for r in rows:
-            safe = _redact_strings(json_safe(dict(r)))
+            safe = redact_strings(json_safe(dict(r)))
             lines.append(csv_line(_csv_value(safe.get(k)) for k in keys))
         return "".join(lines)
     cols = [as_col(c, i) for i, c in enumerate(columns)]
@@ -324,6 +312,25 @@ def render(
         return "\n".join(lines) + "\n"
     _print_table(cells, cols, title, notes, console)
     return None
+
+
+def render_result(
+    result: Any,
+    columns: Sequence[Column],
+    fmt: OutputFormat | str,
+    *,
+    title: str | None = None,
+    console: Any | None = None,
+) -> str | None:
+    """Render a typed result (:class:`evalatlas.TableResult`): ``--format json`` is
+    exactly ``result.to_dict()`` (nothing added here); the other formats show its rows
+    with ``columns`` and its notes."""
+    fmt = OutputFormat(fmt)
+    if fmt is OutputFormat.json:
+        return json_text_safe(json.dumps(result.to_dict(), indent=2, allow_nan=False,
+                                         ensure_ascii=False)) + "\n"
+    return render(result.rows, columns, fmt, schema=result.schema, title=title,
+                  meta=result.meta, console=console, notes=result.notes)
 
 
 def _csv_value(v: Any) -> Any:

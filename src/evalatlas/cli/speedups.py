@@ -9,7 +9,7 @@ import typer
 
 from evalatlas.api import speedup_detail, speedups
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
-from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, render_result
 from evalatlas.metrics.speedup import LEVEL_NAMES
 
 
@@ -65,8 +65,8 @@ def speedups_cmd(
                        Col("advantage", "advantage", None, 1), Col("valid", "valid", None, 4),
                        Col("fallback_to_baseline", "fallback", None, 5),
                        Col("invalid_reason", "why invalid", None, 6)]
-            emit(render(found.rows, columns, fmt, schema=found.schema,
-                        title="FC-Eval per-benchmark speedups", notes=found.notes), output)
+            emit(render_result(found, columns, fmt, title="FC-Eval per-benchmark speedups"),
+                 output)
             return
         try:
             result = speedups(store, by=by, level=level, experiment=experiment, agent=agent,
@@ -92,9 +92,7 @@ def speedups_cmd(
         Col("mean_trajectory_length", "traj len", lambda r: fmt_value(
             r["mean_trajectory_length"], 1), 12),
     ]
-    emit(render(result.rows, columns, fmt, schema=result.schema,
-                title=f"FC-Eval speedups by {by}", meta=result.meta, notes=result.notes),
-         output)
+    emit(render_result(result, columns, fmt, title=f"FC-Eval speedups by {by}"), output)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ import typer
 
 from evalatlas.api import summary
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
-from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, render, render_result
 
 
 def _rate(row: dict[str, Any]) -> str:
@@ -129,8 +129,7 @@ def summary_cmd(
         Col("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1),
             10),
     ]
-    text = render(result.rows, columns, fmt, schema=result.schema, title="Summary",
-                  meta=result.meta, notes=result.notes)
+    text = render_result(result, columns, fmt, title="Summary")
     published = result.meta.get("published") or []
     if published and fmt in (OutputFormat.table, OutputFormat.markdown):
         more = render(published, PUBLISHED_COLUMNS, fmt, schema=result.schema,

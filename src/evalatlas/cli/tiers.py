@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any
 
 import typer
 
 from evalatlas.api import tiers
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
-from evalatlas.cli.render import Col, OutputFormat, fmt_value, render
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, render_result
 
 
 def _pct_ci(row: dict[str, Any]) -> str:
@@ -74,8 +73,8 @@ def tiers_cmd(
     with open_store(ctx, read_only=True, require_data=True) as store:
         try:
             report = tiers(store, baseline=base, label=label, experiment=experiment,
-                                confidence=confidence, weights=(pass_weight, impl_weight),
-                                scale=scale, ddof=ddof)  # type: ignore[arg-type]
+                           confidence=confidence, weights=(pass_weight, impl_weight),
+                           scale=scale, ddof=ddof)  # type: ignore[arg-type]
         except ValueError as exc:
             fail(str(exc))
     pct = f"{round(100 * confidence)}%"
@@ -90,18 +89,7 @@ def tiers_cmd(
         Col("cost_of_pass_usd", "cost of pass", lambda r: _money(r["cost_of_pass_usd"]), 5),
         Col("uplift", f"uplift vs {report.baseline or '-'} [{pct} CI]", _uplift, 3),
     ]
-    notes = list(report.notes)
-    if not report.rows:
-        notes.append(f"no episodes carry the experiment label {label!r}; ingest ProjectScylla "
-                     "runs or label your experiments")
-    else:
-        notes.append(
-            f"cross-tier: pass-rate variance {fmt_value(report.pass_rate_variance, 5)}, "
-            f"cost variance {fmt_value(report.cost_variance, 6)}, "
-            f"cost delta {_money(None if math.isnan(report.cost_delta) else report.cost_delta)}"
-            f" (ddof={ddof}; costs are per-tier median run costs)")
-    emit(render(report.rows, columns, fmt, schema=report.schema, title="Tiers",
-                meta=report.meta, notes=notes), output)
+    emit(render_result(report, columns, fmt, title="Tiers"), output)
 
 
 def register(app: typer.Typer) -> None:

@@ -160,6 +160,20 @@ def _redact_text(text: str) -> str:
     return _URL_PASSWORD.sub(lambda m: m.group("pre") + REDACTED + m.group("at"), out)
 
 
+def redact_strings(value: Any) -> Any:
+    """A copy of ``value`` with every string leaf through :func:`redact_text` (text rules
+    only: the keys of a result envelope, such as ``cost_per_token``, are column names,
+    not credential keys, so the key rule of :func:`redact` does not apply). Used for
+    every JSON/CSV output of results (``TableResult.to_dict()``, the CLI renderer)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: redact_strings(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_strings(v) for v in value]
+    return value
+
+
 def is_secret_key(key: str) -> bool:
     """True when a dict key names a credential (rule 1 of the module docstring)."""
     norm = re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
