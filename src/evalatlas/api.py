@@ -39,7 +39,7 @@ from evalatlas.store import db as _db
 from evalatlas.store.frames import episodes_frame, store_from_frame
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
 from evalatlas.store.outcomes import task_outcome_counts
-from evalatlas.store.published import published_metrics, score_values
+from evalatlas.store.published import published_metrics, score_values, source_notes
 from evalatlas.store.queries import (
     OUTCOMES,
     error_counts,
@@ -190,6 +190,7 @@ def summary(
         unpriced = unknown_price_models(store)
         published = published_rows(published_metrics(store, experiment),
                                    lambda exp_id, score: score_values(store, exp_id, score))
+        disagreements = source_notes(store, experiment)
     result = summary_result(rows, groups, confidence=confidence,
                             unknown_price_models=unpriced)
     result.meta.update(outcome=outcome, missing=missing)
@@ -200,6 +201,8 @@ def summary(
     note = disagreement_note(published)
     if note:
         result.notes.append(note)
+    # what the sources themselves disagree on (labels of one run), as the adapters found it
+    result.notes.extend(disagreements)
     return result
 
 

@@ -39,10 +39,15 @@ def _folders(root: Path) -> list[Path]:
 
 
 def test_registry_claims_every_system_folder() -> None:
-    for root, n in ((VERIFIED, 20), (JAVA, 5), (PRO, 10)):
+    for root, n in ((VERIFIED, 20), (JAVA, 5)):
         found = [x for x in plan([root]) if not isinstance(x, Problem)]
         assert len(found) == n
-        assert {a.name for _, a in found} <= {"swebench", "swebench-pro-docent"}
+        assert {a.name for _, a in found} == {"swebench"}
+    # SWE-Bench Pro: the folder of both sources is one source (runs merged across them);
+    # each run directory and the CSV named on their own are still read on their own
+    assert [(p, a.name) for p, a in plan([PRO])] == [(PRO, "swebench-pro")]
+    alone = [x for x in plan(sorted(PRO.iterdir())) if not isinstance(x, Problem)]
+    assert sorted(a.name for _, a in alone) == ["swebench"] * 9 + ["swebench-pro-docent"]
 
 
 def test_verified_success_rates_match_the_board() -> None:

@@ -180,12 +180,16 @@ def test_id_prefix_selector(db: Path) -> None:
 
 
 def test_compare_finds_a_mislabelled_duplicate_run(tmp_path: Path) -> None:
-    """SWE-Bench Pro: Docent's 'Claude Opus 4.1 - paper' is claude-sonnet-4-paper's data."""
+    """SWE-Bench Pro: Docent's 'Claude Opus 4.1 - paper' is claude-sonnet-4-paper's data.
+    Each source ingested on its own keeps its labels (the folder merges them:
+    tests/adapters/test_swebench_pro_merge.py)."""
     path = tmp_path / "pro.duckdb"
-    _ok(["--db", str(path), "ingest", str(FIXTURES / "swebench-pro")])
+    pro = FIXTURES / "swebench-pro"
+    _ok(["--db", str(path), "ingest", str(pro / "agent_runs_data.csv"),
+         str(pro / "claude-sonnet-4-paper"), str(pro / "claude-opus-4-1-paper")])
     (row,) = _compare(path, "Claude Opus 4.1 - paper", "claude-sonnet-4-paper")["rows"]
     assert (row["shared_tasks"], row["tasks_only_a"], row["tasks_only_b"]) == (663, 0, 0)
     assert (row["discordant_a_only"], row["discordant_b_only"], row["p"]) == (0, 0, 1.0)
     (row,) = _compare(path, "Claude Opus 4.1 - paper", "claude-opus-4-1-paper")["rows"]
     assert row["discordant_a_only"] + row["discordant_b_only"] > 0
-    assert row["tasks_only_b"] > 0  # the real Opus run covers 891 instances
+    assert row["tasks_only_b"] > 0  # claude-opus-4-1-paper covers 891 instances

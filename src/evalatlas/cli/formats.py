@@ -20,6 +20,7 @@ EXAMPLES: dict[str, str] = {
     "fc-website": "fixtures/formulacode/website_data.csv",
     "swebench": "fixtures/swebench-java-verified/20240825_SWE-agent_deepseek-chat-v2",
     "swebench-pro-docent": "fixtures/swebench-pro/agent_runs_data.csv",
+    "swebench-pro": "fixtures/swebench-pro",
     "terminal-bench": "fixtures/terminal-bench/20250711_openhands_claude-4-sonnet",
 }
 """One real input per format: ``fixtures/`` is the shared fixture folder

@@ -55,3 +55,24 @@ def score_values(store: Store, experiment_id: str, score: str) -> dict[str, list
     for task, v in rows:
         out.setdefault(task, []).append(None if v is None else float(v))
     return out
+
+
+def source_notes(store: Store, experiment: list[str] | None = None) -> list[str]:
+    """``"<experiment>: <note>"`` for every note an adapter attached to an experiment in
+    ``extra.source_notes`` (sources that disagree about a run, e.g. two labels naming
+    different models for the same SWE-Bench Pro run), so ``summary`` shows them."""
+    where, params = "WHERE json_extract(x.extra, '$.source_notes') IS NOT NULL", []
+    if experiment:
+        marks = ", ".join("?" for _ in experiment)
+        where += f" AND (x.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))"
+        params = [*experiment, *experiment]
+    rows = store.query(f"""
+        SELECT x.experiment_name, json_extract(x.extra, '$.source_notes') AS notes
+        FROM experiments x {where} ORDER BY x.experiment_name, x.experiment_id
+    """, params)
+    out = []
+    for r in rows:
+        notes = json.loads(r["notes"]) if isinstance(r["notes"], str) else r["notes"]
+        for note in notes if isinstance(notes, list) else [notes]:
+            out.append(f"{r['experiment_name']}: {note}")
+    return out
