@@ -32,7 +32,8 @@ def original(tmp_path_factory) -> Path:
         rep = store.ingest(*INPUTS)
         assert rep.rejected == 0, rep.problems[:5]
         counts = {t: store.count(t) for t in RECORD_TABLES}
-    assert counts["experiments"] >= 80 and counts["episodes"] >= 30_000
+    # SWE-Bench Pro holds 16 runs (7 of its 23 source runs are the same run twice)
+    assert counts["experiments"] >= 80 and counts["episodes"] >= 25_000
     assert counts["measurements"] > 0
     return d
 
