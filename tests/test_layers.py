@@ -237,3 +237,52 @@ def test_store_computes_no_statistic() -> None:
            for target, file, line in imports
            if _unit(target) in {"metrics", "stats", "analysis"}]
     assert not bad, bad
+
+
+API_ONLY_COMMANDS = ("compare", "export", "ingest", "judge", "quarantine", "run",
+                     "speedups", "summary", "tiers")
+"""CLI command modules that are parsing and rendering over the public API only."""
+
+
+def _public_api_violations(path: Path) -> list[str]:
+    """Imports of ``path`` that are neither a name of ``evalatlas.__all__`` (from
+    ``evalatlas`` or ``evalatlas.api``) nor a CLI helper (``evalatlas.cli.*``)."""
+    import evalatlas
+
+    public = set(evalatlas.__all__)
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level or module == "evalatlas.cli" or module.startswith("evalatlas.cli."):
+                continue
+            if module in ("evalatlas", "evalatlas.api"):
+                bad += [f"{path.name}:{node.lineno}: {module}.{a.name} (not in __all__)"
+                        for a in node.names if a.name not in public]
+            elif module.split(".")[0] == "evalatlas":
+                bad.append(f"{path.name}:{node.lineno}: from {module} import ...")
+        elif isinstance(node, ast.Import):
+            bad += [f"{path.name}:{node.lineno}: import {a.name}" for a in node.names
+                    if a.name.split(".")[0] == "evalatlas" and a.name != "evalatlas"
+                    and not a.name.startswith("evalatlas.cli")]
+    return bad
+
+
+def test_commands_are_a_layer_over_the_public_api() -> None:
+    """``ingest``, ``export``, ``run``, ``judge``, ``summary`` ... import nothing of
+    evalatlas but the public API (``evalatlas.__all__``) and CLI helpers: the numbers,
+    the store and the runner are reached the way a script reaches them."""
+    bad = [v for name in API_ONLY_COMMANDS
+           for v in _public_api_violations(SRC / "cli" / f"{name}.py")]
+    assert not bad, "use the public API (add to evalatlas.__all__ if missing):\n" + \
+        "\n".join(bad)
+
+
+def test_the_public_api_check_catches_a_violation(tmp_path: Path) -> None:
+    f = tmp_path / "cmd.py"
+    f.write_text("from evalatlas import summary, Store\nfrom evalatlas.cli.render import x\n"
+                 "from .common import y\n")
+    assert _public_api_violations(f) == []
+    f.write_text("from evalatlas.store.ingest import ingest_paths\n"
+                 "from evalatlas.api import check_experiments\nimport evalatlas.store.db\n")
+    assert len(_public_api_violations(f)) == 3

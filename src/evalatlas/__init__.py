@@ -33,7 +33,15 @@ _LAZY: dict[str, str] = {
     "speedup_detail": "evalatlas.api",
     "framework_data": "evalatlas.api",
     "compare_frameworks": "evalatlas.api",
+    "configure_prices": "evalatlas.api",
+    "validate_eee": "evalatlas.api",
     "IngestReport": "evalatlas.store.ingest",
+    "ReadLimits": "evalatlas.records.limits",
+    # running agent frameworks over a scenario (evalatlas run)
+    "run": "evalatlas.api",
+    "load_scenario": "evalatlas.api",
+    "load_framework": "evalatlas.api",
+    "RunSummary": "evalatlas.runner.engine",
     # typed results
     "TableResult": "evalatlas.analysis.results",
     "SummaryResult": "evalatlas.analysis.summary",
@@ -44,6 +52,7 @@ _LAZY: dict[str, str] = {
     "FrameworkData": "evalatlas.analysis.frameworks",
     # judges
     "JudgeClient": "evalatlas.judge.client",
+    "JudgeConfig": "evalatlas.judge.client",
     "judge_episodes": "evalatlas.api",
     "judge_answer": "evalatlas.judge.answer",
     "judge_rubric": "evalatlas.judge.rubric",
@@ -78,8 +87,11 @@ __all__ = [
     "IngestReport",
     "InputError",
     "JudgeClient",
+    "JudgeConfig",
     "Measurement",
     "Problem",
+    "ReadLimits",
+    "RunSummary",
     "SpeedupDetail",
     "SpeedupResult",
     "Store",
@@ -91,16 +103,21 @@ __all__ = [
     "atlas",
     "compare",
     "compare_frameworks",
+    "configure_prices",
     "framework_data",
     "judge_answer",
     "judge_episodes",
     "judge_rubric",
+    "load_framework",
     "load_rubric",
+    "load_scenario",
     "open",
+    "run",
     "speedup_detail",
     "speedups",
     "summary",
     "tiers",
+    "validate_eee",
 ]
 
 
@@ -130,17 +147,22 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         Store,
         compare,
         compare_frameworks,
+        configure_prices,
         framework_data,
         judge_episodes,
+        load_framework,
+        load_scenario,
         open,
+        run,
         speedup_detail,
         speedups,
         summary,
         tiers,
+        validate_eee,
     )
     from evalatlas.errors import EvalAtlasError, InputError, Problem
     from evalatlas.judge.answer import judge_answer
-    from evalatlas.judge.client import JudgeClient
+    from evalatlas.judge.client import JudgeClient, JudgeConfig
     from evalatlas.judge.rubric import judge_rubric, load_rubric
     from evalatlas.records import (
         AgentInfo,
@@ -151,4 +173,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         Measurement,
         UsageSummary,
     )
+    from evalatlas.records.limits import ReadLimits
+    from evalatlas.runner.engine import RunSummary
     from evalatlas.store.ingest import IngestReport

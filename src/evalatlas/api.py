@@ -16,10 +16,10 @@ the others load it (and duckdb, numpy) on first use.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evalatlas.analysis.compare import CompareResult, compare_sides
 from evalatlas.analysis.frameworks import FrameworkData, group_records
@@ -34,7 +34,9 @@ from evalatlas.analysis.summary import (
     summary_result,
 )
 from evalatlas.analysis.tiers import TierReport, tier_table
-from evalatlas.pricing import unknown_price_models
+from evalatlas.exports.eee import RELATIONSHIPS
+from evalatlas.pricing import configure, unknown_price_models
+from evalatlas.records.limits import ReadLimits
 from evalatlas.store import db as _db
 from evalatlas.store.frames import episodes_frame, store_from_frame
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
@@ -54,25 +56,40 @@ from evalatlas.store.tiers import load_tier_runs
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalatlas.adapters.frameworks import Scenario
+    from evalatlas.exports.eee import EeeExport
+    from evalatlas.judge.client import JudgeClient
     from evalatlas.metrics.outcomes import GradeScale
+    from evalatlas.records.models import EpisodeRecord
+    from evalatlas.runner.engine import RunSummary
+    from evalatlas.runner.loading import FrameworkHandle
 
 __all__ = [
     "CompareResult",
     "IngestReport",
+    "ReadLimits",
     "SpeedupResult",
     "Store",
     "SummaryResult",
     "TierReport",
     "compare",
     "compare_frameworks",
+    "configure_prices",
     "framework_data",
     "judge_episodes",
+    "load_framework",
+    "load_scenario",
     "open",
+    "run",
     "speedup_detail",
     "speedups",
     "summary",
     "tiers",
+    "validate_eee",
 ]
+
+BUNDLED_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios"
+"""Scenarios shipped with evalatlas (``offline_qa`` ...), found by name."""
 
 
 class Store(_db.Store):
@@ -81,14 +98,70 @@ class Store(_db.Store):
     ``Store(None)`` opens ``$EVALATLAS_DB``, else ``./evalatlas.duckdb``.
     """
 
+    DEFAULT_BATCH_SIZE: ClassVar[int] = DEFAULT_BATCH_SIZE
+    """Records per ingest transaction unless ``batch_size`` says otherwise."""
+    EEE_RELATIONSHIPS: ClassVar[tuple[str, ...]] = RELATIONSHIPS
+    """The values of :meth:`export_eee`'s ``relationship`` (EEE's evaluator_relationship)."""
+
     def ingest(
         self, *paths: str | Path, fmt: str | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE, unknown_model_cost: str = "none",
+        force: bool = False, limits: ReadLimits | None = None, benchmark: str | None = None,
+        on_progress: Callable[[str, int], None] | None = None,
     ) -> IngestReport:
-        """Ingest files or folders (any supported format); returns counts and the first
-        quarantined problems (``report.rejected``, ``report.problems``)."""
+        """Ingest files or folders (any supported format; ``-`` is JSONL on stdin); returns
+        counts and the first quarantined problems (``report.rejected``,
+        ``report.problems``).
+
+        Idempotent and transactional: files unchanged since their last ingest are skipped
+        (``report.unchanged``) unless ``force``. ``fmt`` forces one adapter;
+        ``unknown_model_cost="zero"`` prices tokens of an unpriced model at $0 (as the
+        seeds do) instead of leaving the cost unknown; ``limits`` bounds what one line,
+        file, record or nesting may hold (:class:`ReadLimits`); ``benchmark`` names the
+        benchmark of every ingested experiment; ``on_progress(source, n_records)`` is
+        called as sources start and every few thousand records (progress bars)."""
+        if unknown_model_cost not in ("none", "zero"):
+            raise ValueError("unknown_model_cost must be 'none' or 'zero'")
         return ingest_paths(self, paths, fmt=fmt, batch_size=batch_size,
-                            unknown_model_cost=unknown_model_cost)
+                            on_progress=on_progress, unknown_model_cost=unknown_model_cost,
+                            force=force, limits=limits, benchmark=benchmark)
+
+    def is_empty(self) -> bool:
+        """True when the store holds no episodes and no measurements (nothing ingested)."""
+        from evalatlas.store.queries import is_empty
+
+        return is_empty(self)
+
+    def export_jsonl(self, path: str | Path, experiment: list[str] | None = None) -> int:
+        """Write experiment records, then one self-contained EpisodeRecord per line, then
+        measurements (redacted); ``ingest`` of the file rebuilds the same store. Returns
+        the number of episodes written. ``experiment``: only these (ids or names)."""
+        from evalatlas.store.export import export_jsonl
+
+        return export_jsonl(self, Path(path), experiment)
+
+    def export_parquet(self, directory: str | Path) -> dict[str, int]:
+        """Every table as ``<table>.parquet`` in ``directory`` (pandas, polars, Spark,
+        DuckDB read them; ``ingest DIR`` reads them back); returns rows per table."""
+        from evalatlas.store.export import export_parquet
+
+        return export_parquet(self, Path(directory))
+
+    def export_eee(
+        self, directory: str | Path, experiment: list[str] | None = None, *,
+        organization: str = "unknown", relationship: str = "third_party",
+    ) -> EeeExport:
+        """Every Eval Ever 0.3.0 files (an aggregate with its interval and a samples file
+        per experiment) under ``directory/data/<benchmark>/<developer>/<model>/``;
+        ``organization`` ran the evaluation, ``relationship`` is one of
+        :attr:`EEE_RELATIONSHIPS`. Returns what was written (``.written``: name, score,
+        rows, files) and skipped (``.skipped``: id, reason). See docs/eee-export.md."""
+        from evalatlas.exports.eee import export_eee
+
+        if relationship not in RELATIONSHIPS:
+            raise ValueError(f"relationship must be one of {', '.join(RELATIONSHIPS)}")
+        return export_eee(self, Path(directory), experiment, organization=organization,
+                          relationship=relationship)
 
     def episodes(
         self, *, benchmark: str | list[str] | None = None,
@@ -112,10 +185,31 @@ class Store(_db.Store):
             "ORDER BY source_file, line").df()
 
 
-def open(path: str | Path | None = None, *, read_only: bool = False) -> Store:
+def open(path: str | Path | None = None, *, read_only: bool = False,
+         wait: float = 0.0) -> Store:
     """Open (or create) a store: ``path``, else ``$EVALATLAS_DB``, else
-    ``./evalatlas.duckdb``; ``":memory:"`` for one that lives as long as the object."""
-    return Store(path, read_only=read_only)
+    ``./evalatlas.duckdb``; ``":memory:"`` for one that lives as long as the object.
+    ``wait``: seconds to keep retrying while another process holds the write lock.
+    Errors (damaged file, lock held) are :class:`evalatlas.EvalAtlasError` naming the
+    file and the fix."""
+    return Store(path, read_only=read_only, wait=wait)
+
+
+def configure_prices(price_file: str | Path | None = None,
+                     presets: Sequence[str] | None = None) -> None:
+    """Use ``price_file`` (TOML or YAML; see ``evalatlas price --help``) first when costs
+    are computed from tokens, for the rest of the process (ingest, ``price``).
+    ``presets`` selects bundled price tables. Raises on a bad file."""
+    configure(price_file, None if presets is None else list(presets))
+
+
+def validate_eee(directory: str | Path) -> list[str]:
+    """Problems in the Every Eval Ever files under ``directory`` against the EEE 0.3.0
+    JSON Schemas (empty when all are valid). Needs ``evalatlas[eee]`` (an ImportError
+    naming the extra otherwise)."""
+    from evalatlas.exports.eee_validate import validate_export
+
+    return validate_export(directory)
 
 
 Data = Any
@@ -281,16 +375,86 @@ def speedup_detail(
 async def judge_episodes(
     store: _db.Store, judge: Any, *, experiment: list[str] | None = None,
     rejudge: bool = False, limit: int | None = None, docs: dict[str, str] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, int]:
     """LLM-judge the store's completed episodes this judge has not scored (all with
     ``rejudge``) with ``judge`` (a :class:`evalatlas.JudgeClient`); scores are added under
     ``judge.<model>.<criterion>`` and a harness outcome is never changed. ``docs`` (source
-    name -> text) lets the judge see sources. Returns counts (judged, failed, ...).
-    Awaitable: ``asyncio.run(ea.judge_episodes(store, client))``."""
+    name -> text) lets the judge see sources. ``on_progress(done, total)`` is called once
+    before the first call and after each judged episode. Returns counts (judged,
+    failed, cached). Awaitable: ``asyncio.run(ea.judge_episodes(store, client))``."""
     from evalatlas.judge.episodes import judge_rows, select_unjudged
 
     rows = select_unjudged(store, experiment, rejudge, limit, judge.config.model)
-    return await judge_rows(store, rows, judge, docs or {})
+    if on_progress is None:
+        return await judge_rows(store, rows, judge, docs or {})
+    done = 0
+    on_progress(0, len(rows))
+
+    def advance() -> None:
+        nonlocal done
+        done += 1
+        on_progress(done, len(rows))
+
+    return await judge_rows(store, rows, judge, docs or {}, on_done=advance)
+
+
+def load_scenario(scenario: str | Path) -> Scenario:
+    """A scenario (spec.yaml, documents, questions) from its directory or ``spec.yaml``, or
+    by the name of a bundled one (``offline_qa``). :class:`evalatlas.EvalAtlasError`
+    naming the file and field on bad input, or the bundled names when none matches."""
+    from evalatlas.adapters.frameworks import load_scenario as _load
+    from evalatlas.errors import EvalAtlasError
+
+    p = Path(scenario)
+    if p.exists():
+        return _load(p)
+    if (BUNDLED_SCENARIOS / str(scenario)).is_dir():
+        return _load(BUNDLED_SCENARIOS / str(scenario))
+    known = ", ".join(sorted(d.name for d in BUNDLED_SCENARIOS.iterdir() if d.is_dir())) \
+        if BUNDLED_SCENARIOS.is_dir() else "(none)"
+    raise EvalAtlasError(f"scenario {str(scenario)!r} not found (no such directory; "
+                         f"bundled: {known})")
+
+
+def load_framework(spec: str) -> FrameworkHandle:
+    """An agent framework to run: ``module:Class`` (or ``module:factory``),
+    ``cmd:<command line>`` (a subprocess speaking JSON lines) or a bundled example
+    (``bm25``, ``echo``). :class:`evalatlas.EvalAtlasError` when it cannot be loaded."""
+    from evalatlas.runner.loading import load_framework as _load
+
+    return _load(spec)
+
+
+async def run(
+    scenario: str | Path | Scenario, framework: str | FrameworkHandle, *,
+    store: _db.Store | None = None, judge: JudgeClient | None = None,
+    mode: str = "baseline", runs: int = 1, query_timeout_s: float = 120.0,
+    concurrency: int = 1, output_dir: str | Path = "runs", skip_code_quality: bool = False,
+    skip_code_review: bool = False,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> RunSummary:
+    """Run ``framework`` over ``scenario``'s questions (``runs`` repeats, per-question
+    timeout, ``concurrency`` in flight), score each answer (lexical; LLM judge when
+    ``judge`` is given; code quality unless skipped) and write every finished episode at
+    once to an EvalLog directory under ``output_dir`` and, with ``store``, to the store
+    (the run directory is ingested at the end). Running again resumes: finished
+    episodes are not redone. ``judge`` stays open (the caller closes it).
+    Returns a :class:`evalatlas.RunSummary` (run_dir, experiment, planned, resumed,
+    done, statuses, judge_failures, wall_s, notes). Awaitable:
+    ``asyncio.run(ea.run("offline_qa", "bm25", store=store))``."""
+    from evalatlas.runner.engine import RunConfig, run_scenario
+
+    scen = scenario if not isinstance(scenario, str | Path) else load_scenario(scenario)
+    handle = framework if not isinstance(framework, str) else load_framework(framework)
+    cfg = RunConfig(mode=mode, runs=runs, query_timeout_s=query_timeout_s,
+                    concurrency=concurrency, output_dir=Path(output_dir),
+                    skip_code_quality=skip_code_quality, skip_code_review=skip_code_review)
+    result = await run_scenario(scen, handle, cfg, judge=judge, store=store,
+                                on_episode=on_episode)
+    if store is not None:
+        ingest_paths(store, [result.run_dir])
+    return result
 
 
 def framework_data(

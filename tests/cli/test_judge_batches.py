@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 from fake_openai import FakeOpenAI, answer_verdict
 
-from evalatlas.cli.judge import judge_rows, select_unjudged
 from evalatlas.cli.main import app
 from evalatlas.cli.run import make_judge
+from evalatlas.judge.episodes import judge_rows, select_unjudged
 from evalatlas.store.db import Store
 
 

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 from fake_openai import FakeOpenAI, answer_verdict
 
-from evalatlas.cli.judge import RUBRIC_HASH
 from evalatlas.cli.main import app
+from evalatlas.judge.episodes import RUBRIC_HASH
 from evalatlas.records.evallog import record_json
 from evalatlas.records.models import EpisodeRecord
 from evalatlas.store.db import Store

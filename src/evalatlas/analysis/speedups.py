@@ -21,7 +21,7 @@ import numpy as np
 
 from evalatlas.analysis.results import TableResult
 from evalatlas.metrics.outcomes import default_k_values, pass_at_k_over_tasks
-from evalatlas.metrics.speedup import level_advantages, task_speedup
+from evalatlas.metrics.speedup import LEVEL_NAMES, level_advantages, task_speedup
 from evalatlas.metrics.speedup_summary import agent_metrics_summary, beat_oracle_share
 from evalatlas.stats.bootstrap import bootstrap_ci
 
@@ -172,6 +172,8 @@ class SpeedupResult(TableResult):
     """Rows of :func:`summarise`; ``meta``: by, level, confidence and :func:`run_totals`."""
 
     SCHEMA: ClassVar[str] = "evalatlas.speedups/1"
+    LEVEL_NAMES: ClassVar[dict[int, str]] = LEVEL_NAMES
+    """What each advantage level aggregates over (1 module ... 4 overall)."""
 
 
 def speedup_result(

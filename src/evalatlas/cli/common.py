@@ -9,9 +9,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from evalatlas.api import Store
+from evalatlas.api import open as open_db
 from evalatlas.cli.render import OutputFormat, safe_text
 from evalatlas.errors import EvalAtlasError
-from evalatlas.store.db import Store, resolve_db_path
+from evalatlas.store.db import resolve_db_path
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
@@ -41,19 +43,16 @@ def open_store(ctx: typer.Context, *, read_only: bool = False,
     obj = ctx.find_root().obj or ctx.obj or {}
     wait = 0.0 if read_only else float(obj.get("wait") or 0.0)
     try:
-        store = Store(db_path(ctx), read_only=read_only, wait=wait)
+        store = open_db(db_path(ctx), read_only=read_only, wait=wait)
     except EvalAtlasError as exc:
         fail(str(exc))
         raise  # unreachable, for type checkers
-    if require_data:
-        from evalatlas.store.queries import is_empty
-
-        if is_empty(store):
-            path = store.path
-            store.close()
-            fail(f"the store {path} is empty (no episodes or measurements); add results "
-                 "with `evalatlas ingest PATH` (files or folders of results; see "
-                 "`evalatlas ingest --help`)")
+    if require_data and store.is_empty():
+        path = store.path
+        store.close()
+        fail(f"the store {path} is empty (no episodes or measurements); add results "
+             "with `evalatlas ingest PATH` (files or folders of results; see "
+             "`evalatlas ingest --help`)")
     return store
 
 

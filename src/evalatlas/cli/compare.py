@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from evalatlas.api import compare
+from evalatlas import compare
 from evalatlas.cli.common import FormatOption, OutputOption, console, emit, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, fmt_value, md_escape, render, render_result
 

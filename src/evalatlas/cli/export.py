@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
+from evalatlas import Store, validate_eee
 from evalatlas.cli.common import console, fail, open_store
 from evalatlas.cli.render import safe_text
-from evalatlas.exports.eee import RELATIONSHIPS, export_eee
-from evalatlas.store.export import export_jsonl, export_parquet
 
 export_app = typer.Typer(help="Export the store (seed JSONL, Parquet, Every Eval Ever).",
                          no_args_is_help=True)
@@ -26,7 +25,7 @@ def jsonl_cmd(
     """Experiment records, then one self-contained EpisodeRecord per line (the seed's ATLAS
     submission file), then measurements; `ingest` of the file rebuilds the same store."""
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
-        n = export_jsonl(store, path, experiment)
+        n = store.export_jsonl(path, experiment)
     console.print(f"wrote {n:,} episode records to {path}", highlight=False, markup=False)
 
 
@@ -37,7 +36,7 @@ def parquet_cmd(
 ) -> None:
     """Every store table as <table>.parquet, readable by pandas, Spark, Trino, DuckDB."""
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
-        counts = export_parquet(store, directory)
+        counts = store.export_parquet(directory)
     for table, n in counts.items():
         console.print(f"{table}: {n:,} rows -> {directory / (table + '.parquet')}",
                       highlight=False, markup=False)
@@ -53,7 +52,8 @@ def eee_cmd(
     organization: Annotated[str, typer.Option(
         help="source_organization_name: who ran the evaluation.")] = "unknown",
     relationship: Annotated[str, typer.Option(
-        help="evaluator_relationship: " + ", ".join(RELATIONSHIPS) + ".")] = "third_party",
+        help="evaluator_relationship: " + ", ".join(Store.EEE_RELATIONSHIPS) + ".")
+    ] = "third_party",
     validate: Annotated[bool, typer.Option(
         "--validate", help="Check the written files against the EEE 0.3.0 JSON Schemas "
         "(needs evalatlas[eee]).")] = False,
@@ -63,11 +63,11 @@ def eee_cmd(
     Layout and mapping in docs/eee-export.md. Episodes whose reward is unknown are
     counted in the aggregate, not exported as samples (EEE requires a score).
     """
-    if relationship not in RELATIONSHIPS:
-        fail(f"--relationship must be one of {', '.join(RELATIONSHIPS)}")
+    if relationship not in Store.EEE_RELATIONSHIPS:
+        fail(f"--relationship must be one of {', '.join(Store.EEE_RELATIONSHIPS)}")
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
-        result = export_eee(store, directory, experiment, organization=organization,
-                            relationship=relationship)
+        result = store.export_eee(directory, experiment, organization=organization,
+                                  relationship=relationship)
     for w in result.written:
         unknown = f", {w.outcome_unknown} unknown outcome left out" if w.outcome_unknown else ""
         console.print(f"{safe_text(w.experiment_name)}: score {w.score:.4g}, {w.rows:,} "
@@ -79,12 +79,9 @@ def eee_cmd(
     console.print(f"wrote {len(result.written)} EEE evaluations under {directory / 'data'}",
                   highlight=False, markup=False)
     if validate:
-        from evalatlas.exports.eee_validate import validate_export
-        from evalatlas.extras import MissingExtraError
-
         try:
-            problems = validate_export(directory)
-        except MissingExtraError as exc:
+            problems = validate_eee(directory)
+        except ImportError as exc:  # evalatlas[eee] is not installed: the message says so
             fail(str(exc))
         for p in problems:
             console.print(f"invalid: {p}", highlight=False, markup=False, soft_wrap=True)

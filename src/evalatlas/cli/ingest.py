@@ -10,12 +10,9 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from evalatlas import EvalAtlasError, ReadLimits, Store, configure_prices
 from evalatlas.cli.common import console, err_console, fail, open_store
 from evalatlas.cli.render import safe_text
-from evalatlas.errors import EvalAtlasError
-from evalatlas.pricing import configure
-from evalatlas.records.limits import ReadLimits
-from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, ingest_paths
 
 
 def ingest(
@@ -24,7 +21,8 @@ def ingest(
                                                 "files, other supported formats, or folders.")],
     input_format: Annotated[str | None, typer.Option(
         "--input-format", help="Force one adapter (see `evalatlas formats`).")] = None,
-    batch_size: Annotated[int, typer.Option(help="Records per transaction.")] = DEFAULT_BATCH_SIZE,
+    batch_size: Annotated[int, typer.Option(help="Records per transaction.")
+                          ] = Store.DEFAULT_BATCH_SIZE,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     prices: Annotated[Path | None, typer.Option(
         "--prices", help="Price file (TOML or YAML) used first when costs are computed "
@@ -56,7 +54,7 @@ def ingest(
         fail("--unknown-model-cost must be 'none' or 'zero'")
     if prices is not None:
         try:
-            configure(prices)
+            configure_prices(prices)
         except (EvalAtlasError, OSError, ValueError) as exc:
             fail(str(exc))
     with open_store(ctx) as store:
@@ -70,7 +68,7 @@ def ingest(
                 name = Path(source).name if source else "done"
                 progress.update(task, completed=n, description=escape(name[-40:]))
 
-            report = ingest_paths(store, paths, fmt=input_format, batch_size=batch_size,
+            report = store.ingest(*paths, fmt=input_format, batch_size=batch_size,
                                   on_progress=on_progress,
                                   unknown_model_cost=unknown_model_cost, force=force,
                                   limits=ReadLimits(max_line_bytes, max_file_bytes,

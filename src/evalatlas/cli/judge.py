@@ -6,7 +6,8 @@ Selects completed episodes this judge model has not scored (all of them with
 the judge model, rubric hash, reasoning and the judge's own usage. The reward
 ``(correctness - 1) / 4`` is set only where the harness reported no outcome, and the
 episode then says ``outcome_source = "judge:<model>"``
-(:func:`evalatlas.judge.episodes.apply_verdict`; the logic lives in that module).
+(:func:`evalatlas.judge.episodes.apply_verdict`; the logic lives in that module and
+``evalatlas.judge_episodes`` runs it; this command parses, shows progress and renders).
 Episodes written by ``evalatlas run`` also get their ``episode_record.json`` rewritten, so
 a later re-ingest or resume keeps the scores. The judge sees source text when
 ``--scenario`` supplies the documents, else names only.
@@ -28,7 +29,13 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from evalatlas.adapters.frameworks import load_scenario
+from evalatlas import (
+    EvalAtlasError,
+    judge_episodes,
+    judge_rubric,
+    load_rubric,
+    load_scenario,
+)
 from evalatlas.cli.common import (
     FormatOption,
     OutputOption,
@@ -39,20 +46,12 @@ from evalatlas.cli.common import (
 )
 from evalatlas.cli.render import OutputFormat, render
 from evalatlas.cli.run import (
+    DEFAULT_CACHE_DIR,
     JudgeBaseUrlOption,
     JudgeCacheOption,
     JudgeTimeoutOption,
     make_judge,
-    resolve_scenario,
 )
-from evalatlas.errors import EvalAtlasError
-from evalatlas.judge.cache import DEFAULT_CACHE_DIR
-from evalatlas.judge.episodes import (  # noqa: F401 (RUBRIC_HASH: re-exported)
-    RUBRIC_HASH,
-    judge_rows,
-    select_unjudged,
-)
-from evalatlas.judge.rubric import judge_rubric, load_rubric
 
 
 def judge_cmd(
@@ -79,7 +78,7 @@ def judge_cmd(
     try:
         docs = {}
         if scenario:
-            docs = {d.source: d.text for d in load_scenario(resolve_scenario(scenario)).documents}
+            docs = {d.source: d.text for d in load_scenario(scenario).documents}
         judge = make_judge(judge_model, judge_base_url, judge_cache_dir, concurrency,
                            timeout_s=timeout)
     except EvalAtlasError as exc:
@@ -89,14 +88,15 @@ def judge_cmd(
 
     async def go() -> dict[str, int]:
         try:
-            with open_store(ctx, require_data=True) as store:
-                rows = select_unjudged(store, experiment, rejudge, limit, judge_model)
-                with Progress(SpinnerColumn(), TextColumn("judging"), BarColumn(),
-                              MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
-                              transient=True, disable=not err_console.is_terminal) as bar:
-                    task = bar.add_task("judging", total=len(rows))
-                    return await judge_rows(store, rows, judge, docs,
-                                            on_done=lambda: bar.advance(task))
+            bar = Progress(SpinnerColumn(), TextColumn("judging"), BarColumn(),
+                           MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
+                           transient=True, disable=not err_console.is_terminal)
+            with open_store(ctx, require_data=True) as store, bar:
+                task = bar.add_task("judging", total=None)
+                return await judge_episodes(
+                    store, judge, experiment=experiment, rejudge=rejudge, limit=limit,
+                    docs=docs, on_progress=lambda done, total: bar.update(
+                        task, completed=done, total=total))
         finally:
             await judge.aclose()
 

@@ -8,17 +8,19 @@ from typing import Annotated, Any
 
 import typer
 
-from evalatlas.adapters.frameworks import load_scenario
+from evalatlas import (
+    EvalAtlasError,
+    JudgeClient,
+    JudgeConfig,
+    load_framework,
+    load_scenario,
+    run,
+)
 from evalatlas.cli.common import FormatOption, OutputOption, emit, err_console, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, render
-from evalatlas.errors import EvalAtlasError
-from evalatlas.judge.cache import DEFAULT_CACHE_DIR
-from evalatlas.judge.client import JudgeClient, JudgeConfig
-from evalatlas.runner.engine import RunConfig, run_scenario
-from evalatlas.runner.loading import load_framework
-from evalatlas.store.ingest import ingest_paths
 
-BUNDLED = Path(__file__).resolve().parents[1] / "data" / "scenarios"
+DEFAULT_CACHE_DIR = JudgeConfig.cache_dir
+"""The judge's disk cache unless ``--judge-cache-dir`` says otherwise."""
 
 JudgeModelOption = Annotated[str | None, typer.Option(
     "--judge-model", help="LLM judge model (OpenAI-compatible). Without it only the lexical "
@@ -28,18 +30,6 @@ JudgeBaseUrlOption = Annotated[str | None, typer.Option(
     "comes from $OPENAI_API_KEY.")]
 JudgeCacheOption = Annotated[Path, typer.Option(
     "--judge-cache-dir", help="Disk cache of judge answers.")]
-
-
-def resolve_scenario(arg: str) -> Path:
-    """A scenario directory, or the name of a bundled one (``offline_qa``)."""
-    p = Path(arg)
-    if p.exists():
-        return p
-    if (BUNDLED / arg).is_dir():
-        return BUNDLED / arg
-    known = ", ".join(sorted(d.name for d in BUNDLED.iterdir() if d.is_dir())) \
-        if BUNDLED.is_dir() else "(none)"
-    raise EvalAtlasError(f"scenario {arg!r} not found (no such directory; bundled: {known})")
 
 
 def make_judge(model: str | None, base_url: str | None, cache_dir: Path | None,
@@ -94,7 +84,7 @@ def run_cmd(
     store; re-running the same command resumes and does not redo finished episodes.
     """
     try:
-        scen = load_scenario(resolve_scenario(scenario))
+        scen = load_scenario(scenario)
         if scen.modes and mode not in scen.modes:
             scen.mode_config(mode)  # raises a clear error naming the known modes
         handle = load_framework(framework)
@@ -103,22 +93,22 @@ def run_cmd(
     except EvalAtlasError as exc:
         fail(str(exc))
         return
-    cfg = RunConfig(mode=mode, runs=runs, query_timeout_s=query_timeout_seconds,
-                    concurrency=concurrency, output_dir=output_dir,
-                    skip_code_quality=skip_code_quality, skip_code_review=skip_code_review)
 
     def progress(ep: Any) -> None:
         err_console.print(f"  {ep.trajectory_id}: {ep.status}", highlight=False, markup=False)
 
+    options: dict[str, Any] = {
+        "judge": judge, "mode": mode, "runs": runs, "query_timeout_s": query_timeout_seconds,
+        "concurrency": concurrency, "output_dir": output_dir,
+        "skip_code_quality": skip_code_quality, "skip_code_review": skip_code_review,
+        "on_episode": progress}
+
     async def go() -> Any:
         try:
             if no_store:
-                return await run_scenario(scen, handle, cfg, judge=judge, on_episode=progress)
+                return await run(scen, handle, **options)
             with open_store(ctx) as store:
-                result = await run_scenario(scen, handle, cfg, judge=judge, store=store,
-                                            on_episode=progress)
-                ingest_paths(store, [result.run_dir])
-                return result
+                return await run(scen, handle, store=store, **options)
         finally:
             if judge is not None:
                 await judge.aclose()

@@ -7,10 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from evalatlas.api import speedup_detail, speedups
+from evalatlas import SpeedupResult, speedup_detail, speedups
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, fmt_value, render_result
-from evalatlas.metrics.speedup import LEVEL_NAMES
 
 
 def _adv(row: dict[str, Any]) -> str:
@@ -78,7 +77,7 @@ def speedups_cmd(
     columns += [
         Col("agent", "agent:model", None, 0.1, "name"), Col("n_tasks", "episodes", None, 3),
         Col("mean_speedup", "mean speedup", None, 4),
-        Col("advantage", f"adv L{level} ({LEVEL_NAMES[level]}) [{pct} CI]", _adv, 1),
+        Col("advantage", f"adv L{level} ({SpeedupResult.LEVEL_NAMES[level]}) [{pct} CI]", _adv, 1),
         *[Col(f"agent_advantage_level{i}", f"L{i}", None, 9 + i / 10)
           for i in (1, 2, 3, 4) if i != level],
         Col("beat_oracle_share", "beat oracle", lambda r: _pct(r["beat_oracle_share"]), 5),

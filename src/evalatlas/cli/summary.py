@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from evalatlas.api import summary
+from evalatlas import summary
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, fmt_value, render, render_result
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from evalatlas.api import tiers
+from evalatlas import tiers
 from evalatlas.cli.common import FormatOption, OutputOption, emit, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, fmt_value, render_result
 
