@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from evalatlas.api import Store
-from evalatlas.api import open as open_db
 from evalatlas.cli.render import OutputFormat, safe_text
 from evalatlas.errors import EvalAtlasError
 from evalatlas.store.db import resolve_db_path
+
+if TYPE_CHECKING:
+    from evalatlas.api import Store
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
@@ -40,6 +41,8 @@ def open_store(ctx: typer.Context, *, read_only: bool = False,
     error saying so and how to ingest, instead of an empty table. Writers wait up to the
     global ``--wait SECONDS`` for another process's lock: the one place every writing
     command (ingest, judge, run ...) gets that option from."""
+    from evalatlas.api import open as open_db  # loaded by commands that open a store only
+
     obj = ctx.find_root().obj or ctx.obj or {}
     wait = 0.0 if read_only else float(obj.get("wait") or 0.0)
     try:
