@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from verdict_check import assert_verdict_agrees
 
 from evalatlas.analysis.compare import compare_sides, sentence
 
@@ -78,3 +84,38 @@ def test_significant_without_an_interval_makes_no_claim_about_zero() -> None:
     text = row["sentence"]
     assert text.startswith("A passes 50.0 points more often than B (no 95% CI: every value")
     assert "includes 0" not in text
+
+
+def test_verdicts_agree_with_their_intervals_on_random_scenarios() -> None:
+    """100 random comparisons (2-4 sides, 1-60 tasks, 1-3 attempts, rates from 0 to 1,
+    correlated or not, paired by task or by seeded attempt): every sentence passes
+    :func:`verdict_check.assert_verdict_agrees`."""
+    rng = np.random.default_rng(10)
+    kinds = {"claims": 0, "none": 0, "cannot": 0, "says_why": 0}
+    for _ in range(100):
+        n_tasks, attempts = int(rng.integers(1, 61)), int(rng.integers(1, 4))
+        n_sides = int(rng.integers(2, 5))
+        base = rng.uniform(size=n_tasks * attempts)
+        pair_by = "attempt" if rng.uniform() < 0.2 else "task"
+        sides = []
+        for _s in range(n_sides):
+            rate = float(rng.choice([0.0, 0.05, 0.3, 0.5, 0.7, 0.95, 1.0]))
+            u = base if rng.uniform() < 0.5 else rng.uniform(size=base.size)
+            seeds = rng.integers(0, 3, size=base.size) if pair_by == "attempt" else None
+            sides.append({
+                "task": np.repeat(np.array([f"t{i}" for i in range(n_tasks)], dtype=object),
+                                  attempts),
+                "attempt": np.tile(np.arange(attempts), n_tasks),
+                "seed": np.array([None] * base.size if seeds is None else seeds.tolist(),
+                                 dtype=object),
+                "success": (u < rate).astype(float), "score": np.full(base.size, np.nan),
+                "cost": np.full(base.size, np.nan)})
+        names = [f"S{i}" for i in range(n_sides)]
+        for row in compare_sides(names, sides, pair_by=pair_by):
+            assert_verdict_agrees(row)
+            s = row["sentence"]
+            kinds["cannot" if "cannot be" in s else "claims" if "more often" in s
+                  else "none"] += 1
+            kinds["says_why"] += ("includes 0 because" in s) or ("excludes 0, but" in s)
+    # the scenarios reach every kind of sentence, including the explained disagreements
+    assert min(kinds.values()) > 0, kinds

@@ -11,6 +11,7 @@ differences of rates inside [-1, 1].
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
+from verdict_check import assert_verdict_agrees
+
 from evalatlas.cli.main import app
+from evalatlas.store.db import Store
+from evalatlas.store.queries import GROUPS, group_expr
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -49,7 +55,7 @@ def _range(path: str) -> tuple[float, float] | None:
     leaf = name.rsplit(".", 1)[-1]
     if "uplift" in leaf or "speedup" in name or "advantage" in name:
         return None  # relative changes and ratios: no fixed range
-    if leaf.startswith("diff") or leaf.startswith("score_diff"):
+    if leaf in ("diff", "score_diff"):
         return (-1.0, 1.0)
     if any(w in name for w in NONNEG_WORDS):
         return (0.0, float("inf"))
@@ -108,14 +114,72 @@ def _hostile(folder: Path) -> None:
         (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
 
 
+def _agents_per_group(db: Path, by: str) -> dict[Any, int]:
+    """Distinct agents (summary's agent key) with a known outcome behind each displayed
+    group value (no judge has run on these stores: outcomes are the harness's)."""
+    _, _, disp = group_expr(by)
+    with Store(db, read_only=True) as store:
+        rows = store.query(f"SELECT {disp} AS g, count(DISTINCT {GROUPS['agent'][0]}) "
+                           "FILTER (WHERE e.success IS NOT NULL) AS n FROM episodes e "
+                           "LEFT JOIN experiments x USING (experiment_id) GROUP BY g")
+    return {r["g"]: int(r["n"]) for r in rows}
+
+
+def check_no_pooled_pass_at_k(db: Path, by: str, doc: Any) -> None:
+    """pass@k / pass^k never over a group holding several agents' attempts (issue 10
+    item 4): such a group has neither, and a note says why."""
+    agents = _agents_per_group(db, by)
+    for row in doc["rows"]:
+        n = agents[row[by]]
+        if n > 1:
+            assert not row.get("pass_at_k") and not row.get("pass_hat_k"), (by, row[by])
+            if "pass_at_k" in row:  # rows without outcomes (measurements only) have none
+                assert "agents in this group" in row["pass_at_k_note"], (by, row[by])
+
+
+def _selectors(db: Path, agents: list[str]) -> list[str]:
+    """The given agents, else up to three experiment ids of the benchmark with most."""
+    if agents:
+        return agents[:3]
+    with Store(db, read_only=True) as store:
+        rows = store.query("SELECT benchmark_name AS b, list(experiment_id ORDER BY "
+                           "experiment_id) AS ids FROM experiments WHERE experiment_id IN "
+                           "(SELECT experiment_id FROM episodes) GROUP BY b "
+                           "ORDER BY len(ids) DESC, b LIMIT 1")
+    return list(rows[0]["ids"][:3]) if rows else []
+
+
 def _all_commands(db: Path, agents: list[str]) -> int:
     checked = 0
-    for by in ("agent", "experiment", "benchmark", "task", "label:tier"):
-        checked += check_in_range(_json(db, "summary", "--by", by))
-    for outcome in ("harness", "judge"):
-        checked += check_in_range(_json(db, "summary", "--outcome", outcome))
-    if len(agents) >= 2:
-        checked += check_in_range(_json(db, "compare", *agents[:3]))
+    for by in ("agent", "experiment", "benchmark", "model", "task", "status", "label:tier"):
+        doc = _json(db, "summary", "--by", by)
+        checked += check_in_range(doc)
+        if by not in ("agent", "experiment"):
+            check_no_pooled_pass_at_k(db, by, doc)
+    for more in (["--outcome", "harness"], ["--outcome", "judge"], ["--missing", "fail"]):
+        checked += check_in_range(_json(db, "summary", *more))
+    sides = _selectors(db, agents)
+    for pair in ([sides[:2]] if len(sides) == 2 else [sides[:2], sides[:3]]
+                 if len(sides) > 2 else []):
+        doc = _json(db, "compare", *pair)
+        checked += check_in_range(doc)
+        for row in doc["rows"]:
+            assert_verdict_agrees(row)
+    # atlas: abilities and item parameters are on the logit scale (no fixed range); the
+    # predicted full-benchmark success rate is a rate (needs known outcomes to fit)
+    first_agent = None
+    for cmd in (["atlas", "abilities"], ["atlas", "items"]):
+        res = runner.invoke(app, ["--db", str(db), *cmd, "--format", "json"])
+        if res.exit_code == 0:
+            doc = json.loads(res.stdout)
+            checked += check_in_range(doc)
+            first_agent = first_agent or doc["rows"][0].get("agent_id")
+        else:
+            assert "nothing to fit" in res.output, (cmd, res.output)
+    if first_agent:
+        doc = _json(db, "atlas", "estimate", first_agent)
+        assert check_in_range(doc) >= 1
+        checked += 1
     return checked
 
 
@@ -179,6 +243,12 @@ def test_demo(tmp_path: Path) -> None:
     ("scylla", []),
     ("tau-bench", []),
     ("formulacode", []),
+    ("swebench-verified", []),
+    ("swebench-pro", ["Claude Opus 4.1 - paper", "claude-opus-4-1-paper", "Kimi - paper"]),
+    ("swebench-java-verified", []),
+    ("inspect", []),
+    ("eee", []),
+    ("cube", []),
 ])
 def test_fixtures(tmp_path: Path, fixture: str, agents: list[str]) -> None:
     db = tmp_path / "f.duckdb"
