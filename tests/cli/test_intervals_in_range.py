@@ -80,6 +80,12 @@ def check_in_range(doc: Any) -> int:
     return n
 
 
+def check_not_zero_width(doc: Any) -> None:
+    """No interval collapses to a point: where one cannot be estimated it is null."""
+    for path, lo, hi in _intervals(doc):
+        assert lo is None or lo != hi, f"{path}: zero-width interval at {lo}"
+
+
 def _json(db: Path, *args: str) -> Any:
     res = runner.invoke(app, ["--db", str(db), *args, "--format", "json"])
     assert res.exit_code == 0, (args, res.output)
@@ -215,6 +221,66 @@ def test_hostile_set(hostile_db: Path) -> None:
     # T1 (all-fail) costs 0.5 every run: no spread, no interval (not a zero-width one)
     assert by_tier["T1"]["mean_cost_ci_low"] is None
     assert by_tier["T1"]["composite_median_ci_low"] is None
+    # ... and its uplift against the all-pass T0 (-100%) has no spread to resample either
+    assert by_tier["T1"]["uplift"] == -1.0 and by_tier["T1"]["uplift_ci_low"] is None
+    for doc in (tiers, _json(hostile_db, "summary"),
+                _json(hostile_db, "compare", "all-pass", "all-fail", "one-attempt")):
+        check_not_zero_width(doc)
+
+
+def test_hostile_report(hostile_db: Path, tmp_path: Path) -> None:
+    """The HTML report's data (paired differences of rates, costs) on the hostile set:
+    paired differences used to reach 1.28 and constant costs gave [0.5, 0.5]."""
+    out = tmp_path / "report.json"
+    res = runner.invoke(app, ["--db", str(hostile_db), "report", "--format", "json",
+                              "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert check_in_range(doc) > 10
+    check_not_zero_width(doc)
+    for section in doc["data"]["sections"]:
+        for row in section["pairs"]["rows"]:
+            lo, hi = row["diff_ci_low"], row["diff_ci_high"]
+            assert (lo is None and row["diff_ci_note"]) or -1 <= lo < hi <= 1, row
+    costs = {r["name"]: r for r in doc["data"]["sections"][0]["leaderboard"]}
+    assert costs["all-fail"]["cost_ci_low"] is None  # 0.5 every episode
+
+
+def _framework_doc(name: str, scores: list[float]) -> dict[str, Any]:
+    qs = [{"question_id": f"q{i}", "question_text": "?", "expected_answer": "x",
+           "actual_answer": "x", "latency_seconds": 1.0, "prompt_tokens": 10,
+           "completion_tokens": 0, "total_tokens": 10, "model_name": "m",
+           "correctness_score": c, "completeness_score": c, "faithfulness_score": c}
+          for i, c in enumerate(scores)]
+    return {"framework_name": name, "scenario_name": "s", "scenario_type": "rag_qa",
+            "evaluation_mode": "capability", "questions": qs, "run_id": 0, "run_count": 1}
+
+
+@pytest.mark.parametrize("a, b", [([5, 5], [0, 1]), ([5, 5, 5], [5, 5, 5]), ([5], [0]),
+                                  ([5, 5, 4], [0, 0, 0]), ([0, 0, 0], [0, 0, 0])])
+def test_hostile_compare_frameworks(tmp_path: Path, a: list[float], b: list[float]) -> None:
+    """Correctness (0-5) intervals inside [0, 5], paired differences inside [-5, 5], none
+    zero-width (a clipped t interval gave [5, 5] and [-1.85, 10.85] here)."""
+    files = []
+    for name, scores in (("A", a), ("B", b)):
+        f = tmp_path / f"{name}.json"
+        f.write_text(json.dumps(_framework_doc(name, scores)))
+        files.append(str(f))
+    res = runner.invoke(app, ["compare-frameworks", *files, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    for fw in doc["frameworks"]:
+        c = fw["correctness_interval"]
+        if c["low"] is None:
+            assert c["high"] is None and c["note"]
+        else:
+            assert 0.0 <= c["low"] <= c["mean"] <= c["high"] <= 5.0 and c["low"] < c["high"]
+    for pair in doc["paired_correctness"]:
+        if pair["low"] is None:
+            assert pair["high"] is None and pair["note"]
+        else:
+            assert -5.0 <= pair["low"] <= pair["diff"] <= pair["high"] <= 5.0
+            assert pair["low"] < pair["high"]
 
 
 def test_pooled_agents_get_no_pass_at_k(hostile_db: Path) -> None:

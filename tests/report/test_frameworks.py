@@ -132,7 +132,7 @@ def test_markdown_layout_escaping_and_json_numbers(upstream_reports, tmp_path):
     assert pair["n"] == 9 and pair["pvalue_holm"] >= pair["pvalue"]
     ci = rep["frameworks"][1]["correctness_interval"]
     assert ci["low"] < ci["mean"] < ci["high"] and ci["n"] == 9
-    for f in rep["frameworks"]:  # t-intervals clipped to the score range
+    for f in rep["frameworks"]:  # bounded intervals: inside the score range
         c = f["correctness_interval"]
         assert 0.0 <= c["low"] <= c["mean"] <= c["high"] <= 5.0
 

@@ -71,8 +71,12 @@ def test_pairs_equal_the_compare_command(demo: Path, data: dict) -> None:
         c = cmp.get((p["a"], p["b"]))
         if c is None:
             c = cmp[(p["b"], p["a"])]
-            c = {**c, "diff": -c["diff"]}
+            c = {**c, "diff": -c["diff"], "diff_ci_low": -c["diff_ci_high"],
+                 "diff_ci_high": -c["diff_ci_low"]}
         assert p["diff"] == pytest.approx(c["diff"], abs=1e-12)
+        # the same interval as well (bounded on [-1, 1], issue 10)
+        assert (p["diff_ci_low"], p["diff_ci_high"]) == pytest.approx(
+            (c["diff_ci_low"], c["diff_ci_high"]), abs=1e-12)
         assert p["p"] == pytest.approx(c["p"], rel=1e-12)
         assert p["p_holm"] == pytest.approx(c["p_holm"], rel=1e-12)
 

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from evalatlas.analysis.frameworks import FrameworkData
 from evalatlas.metrics.framework_aggregate import (
     JUDGE_SCORES,
@@ -33,6 +35,7 @@ from evalatlas.metrics.latency import latency_p50_p95
 from evalatlas.metrics.profiles import get_profile
 from evalatlas.metrics.scorecard import ScorecardInput, scorecard
 from evalatlas.stats import holm_adjust, mean_with_interval, paired_difference
+from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.text import json_safe
 
 SCHEMA = "evalatlas.compare-frameworks/1"
@@ -85,13 +88,17 @@ def _correctness_interval(fd: FrameworkData, confidence: float) -> dict[str, Any
     multi = len(fd.runs) > 1
     iv = mean_with_interval(values, clusters=clusters if multi else None,
                             confidence=confidence)
-    # a t-interval can leave the score's range; clipped to [0, 5] (0 = timeout/error)
-    low = None if math.isnan(iv.low) else max(SCORE_RANGE[0], iv.low)
-    high = None if math.isnan(iv.high) else min(SCORE_RANGE[1], iv.high)
-    return {"mean": iv.estimate, "low": low, "high": high, "se": iv.se, "n": iv.n,
-            "method": iv.method, "confidence": confidence, "n_missing": iv.n_nan,
-            "clipped": (low is not None and low != iv.low) or (high is not None
-                                                              and high != iv.high)}
+    # the score lies in [0, 5] (0 = timeout/error): the interval is the bounded one
+    # (Wilson on an effective n, issue 10), inside that range by construction and none,
+    # with a reason, where it cannot be estimated (one value, every value equal)
+    arr = np.asarray(values, dtype=float)
+    bounded = bounded_mean_interval(np.clip(arr, *SCORE_RANGE),
+                                    clusters=clusters if multi else None,
+                                    confidence=confidence, lower=SCORE_RANGE[0],
+                                    upper=SCORE_RANGE[1])
+    return {"mean": iv.estimate, "low": bounded.low, "high": bounded.high, "se": iv.se,
+            "n": iv.n, "method": bounded.method, "confidence": confidence,
+            "n_missing": iv.n_nan, "note": bounded.reason}
 
 
 def _per_question_correctness(questions: Sequence[QuestionResult]) -> dict[str, float]:
@@ -109,11 +116,17 @@ def _paired(names: list[str], per_q: list[dict[str, float]], confidence: float
     for i in range(len(names)):
         for j in range(i + 1, len(names)):
             shared = [q for q in per_q[i] if q in per_q[j]]
-            res = paired_difference([per_q[i][q] for q in shared],
-                                    [per_q[j][q] for q in shared], confidence=confidence)
+            a = np.array([per_q[i][q] for q in shared], dtype=float)
+            b = np.array([per_q[j][q] for q in shared], dtype=float)
+            res = paired_difference(a, b, confidence=confidence)
+            # each difference lies in [-5, 5]: the bounded interval on that range
+            width = SCORE_RANGE[1] - SCORE_RANGE[0]
+            iv = bounded_mean_interval(np.clip(a, *SCORE_RANGE) - np.clip(b, *SCORE_RANGE),
+                                       lower=-width, upper=width, confidence=confidence)
             rows.append({"a": names[i], "b": names[j], "n": res.n, "mean_a": res.mean_a,
-                         "mean_b": res.mean_b, "diff": res.diff, "low": res.low,
-                         "high": res.high, "pvalue": res.pvalue, "test": res.test})
+                         "mean_b": res.mean_b, "diff": res.diff, "low": iv.low,
+                         "high": iv.high, "note": iv.reason, "pvalue": res.pvalue,
+                         "test": res.test})
     adjusted = holm_adjust([r["pvalue"] for r in rows]) if rows else []
     for r, p in zip(rows, adjusted, strict=True):
         r["pvalue_holm"] = p

@@ -109,12 +109,14 @@ def _uplift_interval(
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap of the median-composite uplift, runs resampled per side.
 
-    ``(None, None)`` when a side has fewer than 2 runs (a single run has no spread, and a
+    ``(None, None)`` when a side has fewer than 2 runs or neither side has any spread (a
     collapsed interval would look like certainty) or when the resampled baseline median
     is 0 in more than 5% of resamples (the uplift is then mostly undefined).
     """
     tier, base = tier[~np.isnan(tier)], base[~np.isnan(base)]
     if tier.size < 2 or base.size < 2:  # one run has no spread to resample
+        return None, None
+    if np.ptp(tier) == 0 and np.ptp(base) == 0:  # every resample is the same uplift
         return None, None
     rng = np.random.default_rng(seed)
     tm = np.median(tier[rng.integers(0, tier.size, (n_resamples, tier.size))], axis=1)
@@ -205,6 +207,11 @@ def tier_table(
     if base_median is not None and any(r["runs"] < 2 for r in rows):
         notes.append("tiers with a single run (or a single-run baseline) have no uplift "
                      "interval: one run has no spread to resample")
+    if any(r["uplift"] is not None and r["uplift_ci_low"] is None and r["runs"] >= 2
+           and r["tier"] != baseline for r in rows):
+        notes.append("a tier without an uplift interval beside an uplift has no spread to "
+                     "resample (every run's composite equal, in the tier and the baseline) "
+                     "or a baseline median of 0 in most resamples")
     if any(r["impl_rate_missing"] for r in rows):
         notes.append("runs without an impl_rate score have no composite and are left out "
                      "of the composite median")

@@ -37,6 +37,7 @@ from evalatlas.analysis.tiers import tier_table
 from evalatlas.metrics.outcomes import cost_of_pass, default_k_values, pass_hat_k
 from evalatlas.metrics.pareto import pareto_frontier
 from evalatlas.report.frameworks import build_report as build_framework_report
+from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
 from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
@@ -219,6 +220,8 @@ def _cost_intervals(store: Store, by: str, ids: Sequence[str] | None,
                     strict=True):
         iv = mean_with_interval(cost[a:b], clusters=task[a:b], confidence=confidence)
         lo, hi = _f(iv.low), _f(iv.high)
+        if lo is not None and hi is not None and not hi > lo:
+            lo = hi = None  # every cost equal: no spread to estimate, not a certainty
         # a cost is never negative: the interval is clipped to the quantity's range
         out[str(k[a])] = (None if lo is None else max(lo, 0.0), hi, float(iv.estimate))
     return out
@@ -231,11 +234,14 @@ def paired_numbers(sa: np.ndarray, sb: np.ndarray, confidence: float
                    ) -> dict[str, Any]:
     """Difference, interval and test for aligned per-task success means of A and B.
 
-    The rule of :func:`evalatlas.store.compare.compare_pair` with ``pair_by="task"`` (a
-    test checks they agree): ``paired_difference`` gives the difference and its interval;
-    when every value is 0 or 1 (one attempt per task) the p-value is McNemar's exact
-    test, otherwise Wilcoxon's. Taking aligned arrays instead of episodes makes an
-    agents x agents matrix affordable (no per-pair regrouping).
+    The rule of :func:`evalatlas.analysis.compare.compare_pair` with ``pair_by="task"``
+    (tests/report/test_specs.py checks they agree): ``paired_difference`` gives the
+    difference; the per-task values are rates in [0, 1], so each difference lies in
+    [-1, 1] and the interval is :func:`bounded_mean_interval` on that range (never beyond
+    +/-100 points; none, with a reason, when every difference is equal); when every
+    value is 0 or 1 (one attempt per task) the p-value is McNemar's exact test, otherwise
+    Wilcoxon's. Taking aligned arrays instead of episodes makes an agents x agents
+    matrix affordable (no per-pair regrouping).
     """
     pd = paired_difference(sa, sb, confidence=confidence)
     n = int(sa.size)
@@ -244,8 +250,12 @@ def paired_numbers(sa: np.ndarray, sb: np.ndarray, confidence: float
         test, p = "McNemar", mcnemar_test(sa.astype(bool), sb.astype(bool)).pvalue
     else:
         test, p = "Wilcoxon", pd.pvalue
+    lo, hi, note = _f(pd.low), _f(pd.high), None
+    if n:
+        iv = bounded_mean_interval(sa - sb, lower=-1.0, upper=1.0, confidence=confidence)
+        lo, hi, note = iv.low, iv.high, iv.reason
     return {"shared_tasks": n, "diff": pd.diff if n else None,
-            "diff_ci_low": _f(pd.low), "diff_ci_high": _f(pd.high), "test": test,
+            "diff_ci_low": lo, "diff_ci_high": hi, "diff_ci_note": note, "test": test,
             "p": _f(p)}
 
 
