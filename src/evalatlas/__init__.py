@@ -44,6 +44,7 @@ _LAZY: dict[str, str] = {
     "RunSummary": "evalatlas.runner.engine",
     # typed results
     "TableResult": "evalatlas.analysis.results",
+    "QuarantineResult": "evalatlas.analysis.results",
     "SummaryResult": "evalatlas.analysis.summary",
     "CompareResult": "evalatlas.analysis.compare",
     "TierReport": "evalatlas.analysis.tiers",
@@ -90,6 +91,7 @@ __all__ = [
     "JudgeConfig",
     "Measurement",
     "Problem",
+    "QuarantineResult",
     "ReadLimits",
     "RunSummary",
     "SpeedupDetail",
@@ -139,7 +141,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs; never executed
     from evalatlas.analysis.compare import CompareResult
     from evalatlas.analysis.frameworks import FrameworkData
-    from evalatlas.analysis.results import TableResult
+    from evalatlas.analysis.results import QuarantineResult, TableResult
     from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult
     from evalatlas.analysis.summary import SummaryResult
     from evalatlas.analysis.tiers import TierReport

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from evalatlas.analysis.compare import CompareResult, compare_sides
 from evalatlas.analysis.frameworks import FrameworkData, group_records
 from evalatlas.analysis.published import disagreement_note, published_rows
+from evalatlas.analysis.results import QuarantineResult
 from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult, speedup_result, task_payloads
 from evalatlas.analysis.summary import (
     SummaryResult,
@@ -45,6 +46,7 @@ from evalatlas.store.published import published_metrics, score_values, source_no
 from evalatlas.store.queries import (
     OUTCOMES,
     error_counts,
+    quarantine_rows,
     rewards_by_group,
     summary_totals,
     unmatched_experiments,
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CompareResult",
     "IngestReport",
+    "QuarantineResult",
     "ReadLimits",
     "SpeedupResult",
     "Store",
@@ -177,12 +180,17 @@ class Store(_db.Store):
         return self.con.execute(
             "SELECT * FROM experiments ORDER BY experiment_name, experiment_id").df()
 
-    def quarantine(self) -> pd.DataFrame:
-        """Rejected input: file, line, record, field, reason (the ``quarantine`` table)."""
-        return self.con.execute(
-            "SELECT source_file, line, record, field, reason, ingest_batch, rejected_at "
-            "FROM quarantine "
-            "ORDER BY source_file, line").df()
+    def quarantine(self, *, source: str | None = None,
+                   limit: int | None = None) -> QuarantineResult:
+        """Input rejected during ingest, newest batch first: rows with file, line, record,
+        field, reason and batch; ``.total`` counts every rejected record in the store.
+        ``source``: only files whose path contains it; ``limit``: at most this many rows.
+        ``.to_pandas()`` for a DataFrame; ``.to_dict()`` is ``evalatlas quarantine
+        --format json``. (No pandas is imported unless you ask for a frame.)"""
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0 or None, got {limit}")
+        rows, total = quarantine_rows(self, source=source, limit=limit)
+        return QuarantineResult(rows=rows, meta={"total": total})
 
 
 def open(path: str | Path | None = None, *, read_only: bool = False,

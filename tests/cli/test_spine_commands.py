@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import evalatlas as ea
 from evalatlas.cli.main import app
 from evalatlas.pricing import configure
 
@@ -69,6 +70,14 @@ def test_rejections_are_counted_and_listed(tmp_path: Path) -> None:
     assert doc["total"] == 1
     assert doc["rows"][0] == {"file": str(bad), "line": 2, "record": "b", "field": "reward",
                               "reason": "reward: required field is missing", "batch": 1}
+    with ea.open(tmp_path / "s.duckdb", read_only=True) as store:
+        assert store.quarantine().to_dict() == doc  # the CLI's JSON is the API's result
+        assert store.quarantine(source="nothing").rows == []
+        assert store.quarantine(limit=0).rows == [] and store.quarantine(limit=0).total == 1
+        with pytest.raises(ValueError, match="limit"):
+            store.quarantine(limit=-1)
+    r = runner.invoke(app, [*_db(tmp_path), "quarantine", "-f", "markdown"])
+    assert "1 rejected records in the store" in r.output
 
 
 def test_ingest_of_only_bad_input_fails(tmp_path: Path) -> None:

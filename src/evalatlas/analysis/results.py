@@ -59,3 +59,19 @@ class TableResult:
     def __len__(self) -> int:
         return len(self.rows)
 
+
+
+@dataclass
+class QuarantineResult(TableResult):
+    """Input rejected during ingest (``Store.quarantine()``, ``evalatlas quarantine``).
+
+    ``rows``: one per rejected record, newest ingest batch first: ``file``, ``line``
+    (None when the format has no lines), ``record`` (its id or name when known),
+    ``field``, ``reason`` and ``batch`` (the ingest batch). ``meta["total"]``: rejected
+    records in the whole store (the rows may be limited or filtered)."""
+
+    SCHEMA: ClassVar[str] = "evalatlas.quarantine/1"
+
+    @property
+    def total(self) -> int:
+        return int(self.meta.get("total", len(self.rows)))

@@ -321,16 +321,18 @@ def render_result(
     *,
     title: str | None = None,
     console: Any | None = None,
+    notes: Sequence[str] = (),
 ) -> str | None:
     """Render a typed result (:class:`evalatlas.TableResult`): ``--format json`` is
     exactly ``result.to_dict()`` (nothing added here); the other formats show its rows
-    with ``columns`` and its notes."""
+    with ``columns`` and its notes, then ``notes``: sentences for a reader of the table
+    that restate values of ``result.meta`` (the JSON has those values already)."""
     fmt = OutputFormat(fmt)
     if fmt is OutputFormat.json:
         return json_text_safe(json.dumps(result.to_dict(), indent=2, allow_nan=False,
                                          ensure_ascii=False)) + "\n"
     return render(result.rows, columns, fmt, schema=result.schema, title=title,
-                  meta=result.meta, console=console, notes=result.notes)
+                  meta=result.meta, console=console, notes=[*result.notes, *notes])
 
 
 def _csv_value(v: Any) -> Any:

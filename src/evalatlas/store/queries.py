@@ -48,6 +48,24 @@ def is_empty(store: Store) -> bool:
     return int(row["n"]) == 0
 
 
+def quarantine_rows(store: Store, *, source: str | None = None,
+                    limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
+    """Rejected input, newest ingest batch first (then file, line, record): rows with
+    file, line, record, field, reason, batch, and the number of rejected records in the
+    whole store. ``source``: only files whose path contains it; ``limit``: at most this
+    many rows (None: all)."""
+    sql = ("SELECT source_file AS file, line, record, field, reason, ingest_batch AS batch "
+           "FROM quarantine")
+    params: list[Any] = []
+    if source:
+        sql += " WHERE source_file LIKE ?"
+        params.append(f"%{source}%")
+    sql += " ORDER BY ingest_batch DESC, source_file, line NULLS LAST, record"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return store.query(sql, params), store.count("quarantine")
+
+
 def unmatched_experiments(store: Store, experiment: list[str]) -> dict[str, list[str]]:
     """Selectors (experiment id or name) that match no experiment -> up to 5 close
     experiment names or ids (:func:`difflib.get_close_matches`, then substring matches)."""
