@@ -1,20 +1,21 @@
 """Reading Inspect AI logs: evalatlas's adapter vs ``inspect_ai.analysis.samples_df()``.
 
 Both in-process on the same ``.eval`` logs (interpreter start-up and imports excluded),
-median of several runs each. The logs are generated here with Inspect's ``mockllm``
-model (no network): ``--samples`` samples x ``--epochs`` epochs x 2 scorers (``match``,
-``includes``), zstd members as Inspect writes them. Before timing, the per-sample scores
-(both scorers, as floats) and token counts of the two readers are compared and must be
-identical.
+median of several runs each, the two readers interleaved run by run. The logs are
+generated here with Inspect's ``mockllm`` model (no network): ``--samples`` samples x
+``--epochs`` epochs x 2 scorers (``match``, ``includes``), zstd members as Inspect writes
+them. Before timing, the per-sample scores (both scorers, as floats) and token counts of
+the two readers are compared and must be identical.
 
 Needs the ``bench`` extra (``pip install -e ".[bench]"``: inspect-ai). Run:
 
-    python benchmarks/bench_inspect.py --samples 1000 --epochs 4
+    python benchmarks/bench_inspect.py --samples 1000 --epochs 4 --runs 9
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -83,16 +84,20 @@ def inspect_rows(path: Path) -> dict[tuple[str, int], tuple]:
     return out
 
 
-def timed(fn, path: Path, runs: int) -> tuple[float, float]:
-    """Median wall and median CPU seconds (CPU: this process, all threads; steadier when
-    the machine is shared)."""
-    wall, cpu = [], []
+def timed(runs: int, path: Path) -> dict[str, tuple[float, float]]:
+    """Median wall and median CPU seconds of each reader, the two interleaved run by run
+    (ours, theirs, ours, ...) so that load from other processes falls on both alike. CPU:
+    this process, all threads; steadier when the machine is shared."""
+    readers = {"evalatlas": evalatlas_rows, "samples_df": inspect_rows}
+    wall: dict[str, list[float]] = {k: [] for k in readers}
+    cpu: dict[str, list[float]] = {k: [] for k in readers}
     for _ in range(runs):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn(path)
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(wall), statistics.median(cpu)
+        for name, fn in readers.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn(path)
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in readers}
 
 
 def main() -> int:
@@ -114,8 +119,11 @@ def main() -> int:
     assert len(ours) == len(theirs) == n, (len(ours), len(theirs), n)
     assert ours == theirs, "per-sample scores or tokens differ"
     print(f"identical per-sample scores (match, includes) and tokens for {n:,} samples")
-    t_ours = timed(evalatlas_rows, path, args.runs)
-    t_theirs = timed(inspect_rows, path, max(3, args.runs // 2))
+    times = timed(args.runs, path)
+    t_ours, t_theirs = times["evalatlas"], times["samples_df"]
+    load = os.getloadavg()
+    print(f"{args.runs} interleaved runs each; load average {load[0]:.1f} {load[1]:.1f} "
+          f"{load[2]:.1f} on {os.cpu_count()} cores")
     print(f"evalatlas read_inspect:            median wall {t_ours[0] * 1000:8.1f} ms, "
           f"CPU {t_ours[1] * 1000:8.1f} ms")
     print(f"inspect_ai.analysis.samples_df():  median wall {t_theirs[0] * 1000:8.1f} ms, "

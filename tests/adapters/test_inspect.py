@@ -182,3 +182,59 @@ def test_fast_construction_equals_full_validation() -> None:
         _, eps, _ = _read(path)
         for e in eps:
             assert EpisodeRecord.model_validate(e.model_dump()) == e
+
+
+def _json_log(tmp_path: Path, samples: list[dict]) -> Path:
+    log = json.loads(POPULARITY_JSON.read_text())
+    log["samples"] = samples
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(log))
+    return path
+
+
+def test_hostile_samples_are_checked_by_the_fast_path(tmp_path) -> None:
+    """The records built without pydantic validation hold only checked values: equal to
+    full validation, unsafe ids rewritten, bad numbers missing, bad shapes a Problem."""
+    base = {"epoch": 1, "scores": {"match": {"value": "C"}},
+            "model_usage": {"openai/gpt-4o-mini": {"input_tokens": 10, "output_tokens": 5,
+                                                  "input_tokens_cache_read": 4,
+                                                  "total_cost": 0.25}}}
+    path = _json_log(tmp_path, [
+        {**base, "id": "plain-1"},
+        {**base, "id": "a/../b"},  # unsafe as a directory name
+        {**base, "id": "two\nlines", "error": "ValueError('x')\nTraceback ..."},
+        {**base, "id": "big-epoch", "epoch": 10 ** 300},
+        {**base, "id": "list-scores", "scores": [1, 2]},
+        {**base, "id": "junk-usage", "model_usage": "junk"},
+        {**base, "id": "bad-tokens", "model_usage": {"openai/gpt-4o-mini": {
+            "input_tokens": -5, "output_tokens": True, "total_tokens": 1.5,
+            "reasoning_tokens": "7", "total_cost": -1}}},
+        {**base, "id": "dict-score", "scores": {"match": {"value": {"a": "P", "b": "x"}}},
+         "limit": {"type": "time"}, "total_time": -3},
+    ])
+    items = list(read_inspect(path))
+    problems = [i for i in items if isinstance(i, Problem)]
+    eps = {e.task_id: e for e in items if isinstance(e, EpisodeRecord)}
+    assert sorted(p.record or "" for p in problems) == \
+        [f"big-epoch epoch {10 ** 300}", "list-scores epoch 1"]
+    for e in eps.values():
+        assert EpisodeRecord.model_validate(e.model_dump()) == e
+    plain = eps["plain-1"]
+    assert plain.trajectory_id == "plain-1_epoch_1" and plain.reward == 1.0 and plain.success
+    assert (plain.usage.prompt_tokens, plain.usage.completion_tokens,
+            plain.usage.total_tokens, plain.usage.cached_tokens) == (14, 5, 19, 4)
+    assert plain.usage.total_cost_usd == 0.25 and plain.usage.cost_source == "reported"
+    assert eps["a/../b"].trajectory_id.startswith("sample-")
+    two = eps["two\nlines"]
+    assert two.status == "error" and two.error_type == "ValueError"
+    assert "/" not in two.trajectory_id and "\n" not in two.trajectory_id
+    junk = eps["junk-usage"]
+    assert junk.usage.prompt_tokens is None and junk.usage.total_tokens is None
+    assert junk.extra["model_usage"] == "junk"
+    bad = eps["bad-tokens"].usage
+    assert (bad.prompt_tokens, bad.completion_tokens, bad.total_tokens,
+            bad.reasoning_tokens, bad.total_cost_usd, bad.cost_source) == (None,) * 6
+    d = eps["dict-score"]
+    assert d.scores == {"match.a": 0.5, "match.b": None} and d.reward is None
+    assert d.success is None and d.outcome_source is None
+    assert d.status == "timeout" and d.error_type == "time_limit" and d.wall_time_s is None

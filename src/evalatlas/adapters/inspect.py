@@ -508,101 +508,190 @@ def experiment_of(log: dict[str, Any], path: Path) -> ExperimentRecord:
     )
 
 
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_\-]{1,200}")
+"""A sample id that is safe as a trajectory id as it is (no dot, separator, control
+character or colon: nothing :func:`check_safe_id` rejects), checked without its per-char
+loop."""
+_LETTER_SCORES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+_USAGE_FIELDS = tuple(UsageSummary.model_fields)
+_EPISODE_FIELDS = tuple(EpisodeRecord.model_fields)
+_USAGE_TEMPLATE = dict.fromkeys(_USAGE_FIELDS)
+_EPISODE_TEMPLATE = {**{k: v for k, v in EpisodeRecord(
+    experiment_id="x", task_id="x", trajectory_id="x", reward=None).__dict__.items()}}
+_USAGE_FIELDS_SET = frozenset(_USAGE_FIELDS)
+_EPISODE_FIELDS_SET = frozenset(_EPISODE_FIELDS)
+_setattr = object.__setattr__
+
+
+class _Episodes:
+    """Episodes of one log. What is the same for every sample (experiment id, headline
+    scorer, evaluated model, empty record templates) is worked out once; each sample's
+    values are checked here by type and range (``_int``/``_float``/``score_to_float``
+    semantics, a safe trajectory id, printable free text), so the record is built without
+    pydantic re-validating them: the hot path, 4,000 samples in a few tens of ms. A sample
+    whose free text is not plain (control characters, an unusual id) goes through full
+    validation instead (:func:`~evalatlas.records.validate.parse_record`)."""
+
+    def __init__(self, exp: ExperimentRecord, headline: str | None, model: str | None,
+                 path: Path) -> None:
+        self.experiment_id = exp.experiment_id
+        self.headline = headline
+        self.model = model
+        self.path = path
+
+    def episode(self, sample: dict[str, Any]) -> EpisodeRecord:
+        """One episode from a sample summary (or a full sample of a ``.json`` log)."""
+        sid = sample.get("id")
+        sid = sid if type(sid) is str else str(sid)
+        epoch = sample.get("epoch")
+        if not isinstance(epoch, int):
+            epoch = 1
+        raw_scores = sample.get("scores")
+        values: dict[str, Any] = {}
+        scores: dict[str, float | None] = {}
+        if raw_scores:
+            if not isinstance(raw_scores, dict):
+                raise InputError.at(self.path, "scores is not an object", field="scores",
+                                    record=f"{sid} epoch {epoch}")
+            letters = _LETTER_SCORES
+            for name, score in raw_scores.items():
+                value = score.get("value") if type(score) is dict else score
+                if type(value) is str:
+                    values[name] = value
+                    f = letters.get(value)
+                    scores[name] = f if f is not None else score_to_float(value)
+                    continue
+                values[name] = _json_value(value)
+                if isinstance(value, dict):
+                    for key, v in value.items():
+                        scores[f"{name}.{key}"] = score_to_float(v)
+                else:
+                    scores[name] = score_to_float(value)
+        reward = scores.get(self.headline) if self.headline else None
+        error = _error(sample) if sample.get("error") else None
+        limit = sample.get("limit")
+        if type(limit) is not dict:
+            limit = None
+        status, error_type = "completed", None
+        if sample.get("completed") is False:
+            status = "incomplete"
+        if limit:
+            kind = str(limit.get("type") or "unknown")
+            error_type = f"{kind}_limit"
+            status = "timeout" if kind in _TIME_LIMITS else "max_steps"
+        if error:
+            status = "error"
+            m = _EXC_NAME.match(error)
+            error_type = m.group(1) if m else "error"
+        retries = sample.get("retries")
+        if retries is None and isinstance(sample.get("error_retries"), list):
+            retries = len(sample["error_retries"])
+        model_usage = sample.get("model_usage") or {}
+        extra: dict[str, Any] = {"score_values": values}
+        for key, value in (("uuid", sample.get("uuid")), ("retries", retries),
+                           ("working_time_s", _float(sample.get("working_time"))),
+                           ("model_usage", model_usage or None), ("limit", limit),
+                           ("message_count", sample.get("message_count"))):
+            if value is not None:
+                extra[key] = value
+        plain = _PLAIN_ID.fullmatch(sid) is not None
+        tid = f"{sid}_epoch_{epoch}" if plain else _trajectory_id(sid, epoch)
+        usage = self._usage(model_usage)
+        timestamp = _timestamp(sample.get("completed_at") or sample.get("started_at"))
+        wall = _float(sample.get("total_time"))
+        attempt = epoch - 1 if epoch > 1 else 0
+        if not (plain or sid.isprintable()) or len(tid) > 255 \
+                or (error is not None and not error.isprintable()) \
+                or (error_type is not None and not error_type.isprintable()):
+            data = {"experiment_id": self.experiment_id, "task_id": sid,
+                    "trajectory_id": tid, "attempt": attempt, "reward": reward,
+                    "status": status, "error_type": error_type, "error_message": error,
+                    "wall_time_s": wall, "timestamp": timestamp,
+                    "usage": {k: v for k, v in usage.items() if v is not None},
+                    "scores": scores, "extra": extra}
+            return parse_record(EpisodeRecord, data, file=str(self.path),
+                                record=f"{sid} epoch {epoch}")
+        d = _EPISODE_TEMPLATE.copy()  # declaration order, as validation would give
+        d["experiment_id"] = self.experiment_id
+        d["task_id"] = sid
+        d["tool_names"] = []
+        if reward is not None:
+            d["success"] = reward > 0
+            d["outcome_source"] = "harness"
+        d["reward"] = reward
+        d["error_type"] = error_type
+        d["wall_time_s"] = wall
+        d["usage"] = _model(UsageSummary, usage, _USAGE_FIELDS_SET)
+        d["trajectory_id"] = tid
+        d["timestamp"] = timestamp
+        d["attempt"] = attempt
+        d["status"] = status
+        d["error_message"] = error
+        d["scores"] = scores
+        d["extra"] = extra
+        return _model(EpisodeRecord, d, _EPISODE_FIELDS_SET)
+
+    def _usage(self, model_usage: Any) -> dict[str, Any]:
+        """:func:`usage_of` as the field dict of a UsageSummary (every field present),
+        with its derivations (total = prompt + completion when not reported; a cost is
+        ``reported``)."""
+        d = _USAGE_TEMPLATE.copy()
+        model = self.model
+        u = model_usage.get(model) if model and type(model_usage) is dict else None
+        if type(u) is not dict:
+            return d
+        inp, out, total = u.get("input_tokens"), u.get("output_tokens"), u.get("total_tokens")
+        read = u.get("input_tokens_cache_read")
+        write = u.get("input_tokens_cache_write")
+        reasoning = u.get("reasoning_tokens")
+        # JSON ints only (not bool, which type() excludes), and >= 0: else missing
+        if not (type(inp) is int and inp >= 0):
+            inp = None
+        if not (type(out) is int and out >= 0):
+            out = None
+        if not (type(total) is int and total >= 0):
+            total = None
+        if read is not None and not (type(read) is int and read >= 0):
+            read = None
+        if write is not None and not (type(write) is int and write >= 0):
+            write = None
+        if reasoning is not None and not (type(reasoning) is int and reasoning >= 0):
+            reasoning = None
+        prompt = None if inp is None else inp + (read or 0) + (write or 0)
+        if total is None and prompt is not None and out is not None:
+            total = prompt + out
+        d["prompt_tokens"] = prompt
+        d["completion_tokens"] = out
+        d["total_tokens"] = total
+        d["cached_tokens"] = read
+        d["cache_creation_tokens"] = write
+        d["reasoning_tokens"] = reasoning
+        cost = u.get("total_cost")
+        if cost is not None:
+            cost = _float(cost)
+            if cost is not None:
+                d["total_cost_usd"] = cost
+                d["cost_source"] = "reported"
+        d["model"] = model
+        return d
+
+
 def episode_of(sample: dict[str, Any], exp: ExperimentRecord, headline: str | None,
                model: str | None, path: Path) -> EpisodeRecord:
     """One episode from a sample summary (or a full sample of a ``.json`` log)."""
-    sid = str(sample.get("id"))
-    epoch = sample.get("epoch") if isinstance(sample.get("epoch"), int) else 1
-    raw_scores = sample.get("scores") or {}
-    values: dict[str, Any] = {}
-    scores: dict[str, float | None] = {}
-    for name, score in raw_scores.items():
-        value = score.get("value") if isinstance(score, dict) else score
-        values[name] = _json_value(value)
-        if isinstance(value, dict):
-            for key, v in value.items():
-                scores[f"{name}.{key}"] = score_to_float(v)
-        else:
-            scores[name] = score_to_float(value)
-    reward = scores.get(headline) if headline else None
-    error = _error(sample)
-    limit = sample.get("limit") if isinstance(sample.get("limit"), dict) else None
-    status, error_type = "completed", None
-    if sample.get("completed") is False:
-        status = "incomplete"
-    if limit:
-        kind = str(limit.get("type") or "unknown")
-        error_type = f"{kind}_limit"
-        status = "timeout" if kind in _TIME_LIMITS else "max_steps"
-    if error:
-        status = "error"
-        m = _EXC_NAME.match(error)
-        error_type = m.group(1) if m else "error"
-    retries = sample.get("retries")
-    if retries is None and isinstance(sample.get("error_retries"), list):
-        retries = len(sample["error_retries"])
-    model_usage = sample.get("model_usage") or {}
-    extra: dict[str, Any] = {"score_values": values}
-    for key, value in (("uuid", sample.get("uuid")), ("retries", retries),
-                       ("working_time_s", _float(sample.get("working_time"))),
-                       ("model_usage", model_usage or None), ("limit", limit),
-                       ("message_count", sample.get("message_count"))):
-        if value is not None:
-            extra[key] = value
-    data = {
-        "experiment_id": exp.experiment_id, "task_id": sid,
-        "trajectory_id": _trajectory_id(sid, epoch), "attempt": max(epoch - 1, 0),
-        "reward": reward, "status": status, "error_type": error_type,
-        "error_message": error, "wall_time_s": _float(sample.get("total_time")),
-        "timestamp": _timestamp(sample.get("completed_at") or sample.get("started_at")),
-        "usage": usage_of(model_usage, model), "scores": scores, "extra": extra,
-    }
-    if _trusted(data):
-        return _construct(data)
-    return parse_record(EpisodeRecord, data, file=str(path), record=f"{sid} epoch {epoch}")
+    return _Episodes(exp, headline, model, path).episode(sample)
 
 
-def _trusted(data: dict[str, Any]) -> bool:
-    """Every value was built above from checked types (``_int``/``_float``/
-    ``score_to_float``, a safe trajectory id); only free text is left to check."""
-    return all(isinstance(v, str) and v.isprintable() for v in
-               (data["task_id"], data["error_message"] or "", data["error_type"] or ""))
-
-
-def _construct(data: dict[str, Any]) -> EpisodeRecord:
-    """The record without re-validating what :func:`episode_of` already guarantees (the
-    hot path: 4,000 samples in a fraction of a second); derivations as the models do."""
-    usage = _new(UsageSummary, {**_USAGE_NONE, **data["usage"]})
-    if usage.total_tokens is None and usage.prompt_tokens is not None \
-            and usage.completion_tokens is not None:
-        usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
-    if usage.total_cost_usd is not None:
-        usage.cost_source = "reported"
-    reward = data["reward"]
-    # every field given: pydantic's model_construct would otherwise look up each default
-    # (inspect.signature per default_factory), most of the cost
-    return _new(EpisodeRecord, {
-        **_EPISODE_DEFAULTS, "tool_names": [], **data, "usage": usage,
-        "success": None if reward is None else reward > 0,
-        "outcome_source": None if reward is None else "harness"})
-
-
-def _new(cls: type[Any], values: dict[str, Any]) -> Any:
+def _model(cls: type[Any], values: dict[str, Any], fields: frozenset[str]) -> Any:
     """What pydantic's ``model_construct`` does for a complete set of field values (every
-    field given, in declaration order), without its per-field bookkeeping."""
+    field given, in declaration order), without its per-field bookkeeping (it would look
+    up each default, ``inspect.signature`` per default factory: most of the cost)."""
     obj = cls.__new__(cls)
-    ordered = {k: values[k] for k in cls.model_fields}
-    object.__setattr__(obj, "__dict__", ordered)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(ordered))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+    _setattr(obj, "__dict__", values)
+    _setattr(obj, "__pydantic_fields_set__", set(fields))
+    _setattr(obj, "__pydantic_extra__", None)
+    _setattr(obj, "__pydantic_private__", None)
     return obj
-
-
-_USAGE_NONE = dict.fromkeys(UsageSummary.model_fields)
-_EPISODE_DEFAULTS = {k: v for k, v in EpisodeRecord(
-    experiment_id="x", task_id="x", trajectory_id="x", reward=None).__dict__.items()
-    if k not in ("experiment_id", "task_id", "trajectory_id", "reward", "usage")}
 
 
 def read_inspect(path: Path) -> Iterator[Item]:
@@ -617,22 +706,23 @@ def read_inspect(path: Path) -> Iterator[Item]:
         yield Problem(str(path), f"not a readable Inspect log: {exc}")
         return
     yield exp
-    headline = headline_scorer(log)
-    model = exp.agent.llm_model
+    build = _Episodes(exp, headline_scorer(log), exp.agent.llm_model, path)
     latest: dict[tuple[str, int], dict[str, Any]] = {}
     samples = log.get("samples") or []
     if not isinstance(samples, list):
         yield Problem(str(path), "samples is not a list", field="samples")
         return
     for sample in samples:
-        if not isinstance(sample, dict) or sample.get("id") is None:
+        if type(sample) is not dict or sample.get("id") is None:
             yield Problem(str(path), "sample without an id", field="samples")
             continue
-        epoch = sample.get("epoch") if isinstance(sample.get("epoch"), int) else 1
-        latest[(str(sample["id"]), epoch)] = sample  # re-logged: the last entry wins
+        sid, epoch = sample["id"], sample.get("epoch")
+        latest[(sid if type(sid) is str else str(sid),
+                epoch if isinstance(epoch, int) else 1)] = sample  # re-logged: last wins
+    episode = build.episode
     for sample in latest.values():
         try:
-            yield episode_of(sample, exp, headline, model, path)
+            yield episode(sample)
         except InputError as exc:
             yield exc.problem
 
