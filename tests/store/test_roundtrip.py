@@ -21,8 +21,7 @@ from evalatlas.store.export import RECORD_TABLES, export_jsonl, export_parquet
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO.parent / "shared" / "fixtures"
-INPUTS = [REPO / "examples", *(p for p in sorted(FIXTURES.iterdir())
-                               if p.is_dir() and p.name != "frameworks")]
+INPUTS = [REPO / "examples", *(p for p in sorted(FIXTURES.iterdir()) if p.is_dir())]
 
 
 @pytest.fixture(scope="module")
@@ -81,11 +80,15 @@ def test_parquet_export_ingest_export_gives_the_same_rows(original: Path) -> Non
 
 
 def test_every_fixture_folder_ingests_with_nothing_quarantined(original: Path) -> None:
-    # the module fixture ingested every folder (rejected == 0); frameworks/ holds scenario
-    # specs and Markdown reports, no results: it is the one folder with nothing to ingest
-    assert {p.name for p in INPUTS[1:]} == {p.name for p in FIXTURES.iterdir()
-                                          if p.is_dir()} - {"frameworks"}
-    with ea.open(original / "f.duckdb") as store:
-        rep = store.ingest(FIXTURES / "frameworks")
-    assert rep.episodes == 0 and [p.reason for p in rep.problems] == \
-        ["no ingestible files found under this directory"]
+    # the module fixture ingested every folder together (rejected == 0); here each folder
+    # alone into a fresh store, as a new user would: something ingested, nothing rejected
+    assert {p.name for p in INPUTS[1:]} == {p.name for p in FIXTURES.iterdir() if p.is_dir()}
+    for folder in INPUTS[1:]:
+        with ea.open(original / f"fx-{folder.name}.duckdb") as store:
+            rep = store.ingest(folder)
+            assert rep.rejected == 0 and rep.problems == [], (folder.name, rep.problems[:3])
+            assert rep.experiments > 0 and rep.episodes > 0, folder.name
+    # frameworks/: the three Markdown comparison reports (the scenario specs beside them
+    # are inputs, not results): 4 frameworks each, one episode per framework x question
+    with ea.open(original / "fx-frameworks.duckdb", read_only=True) as store:
+        assert store.count("experiments") == 12 and store.count("episodes") == 4 * (7 + 9 + 10)
