@@ -2,8 +2,8 @@
 
 Baseline in the same run: ingest with the redaction step replaced by a no-op. Exact path
 (Python, :func:`evalatlas.store.redaction.redact_rows`) and fast path (the SQL pass,
-:func:`evalatlas.store.redaction.redact_batch_in_place`). Episodes carry free text
-(question, answer with "tokens" in it, an extra dict) but no secret, the common case.
+:func:`evalatlas.store.redaction.redacted_columns`, in the staging SQL). Episodes carry
+free text (question, answer with "tokens" in it, an extra dict) but no secret, the common case.
 
     python benchmarks/bench_redact.py --exact 50000 --fast 300000 --repeats 3
 """
@@ -37,10 +37,10 @@ def write_episodes(path: Path, n: int) -> None:
 
 
 def ingest_seconds(src: Path, workdir: Path, *, fast: bool, redact: bool) -> float:
-    saved = db_module.redact_rows, fast_module.redact_batch_in_place
+    saved = db_module.redact_rows, fast_module.redacted_columns
     if not redact:
         db_module.redact_rows = lambda table, columns, types, rows: rows
-        fast_module.redact_batch_in_place = lambda con, table, batch: 0
+        fast_module.redacted_columns = lambda table, types: [f'"{c}"' for c in types]
     store_path = workdir / f"s-{fast}-{redact}.duckdb"
     store_path.unlink(missing_ok=True)
     try:
@@ -49,7 +49,7 @@ def ingest_seconds(src: Path, workdir: Path, *, fast: bool, redact: bool) -> flo
             ingest_paths(store, [src], fast=fast)
         return time.perf_counter() - t0
     finally:
-        db_module.redact_rows, fast_module.redact_batch_in_place = saved
+        db_module.redact_rows, fast_module.redacted_columns = saved
 
 
 def main() -> None:

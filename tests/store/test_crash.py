@@ -86,3 +86,53 @@ def test_sigkill_during_fast_path_is_all_or_nothing(tmp_path: Path, big_jsonl: P
     proc.communicate(timeout=300)
     with Store(db) as store:
         assert store.count("episodes") == N
+
+
+CHUNKED = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from evalatlas.store.db import Store
+    from evalatlas.store.ingest import ingest_paths
+
+    def progress(source, n):
+        print(n, flush=True)
+
+    with Store(sys.argv[1]) as store:
+        ingest_paths(store, [Path(sys.argv[2])], on_progress=progress, fast=True,
+                     chunk_bytes=int(sys.argv[3]))
+    print("done", flush=True)
+""")
+
+
+def test_sigkill_between_fast_chunks_keeps_whole_chunks(tmp_path: Path, big_jsonl: Path
+                                                        ) -> None:
+    """The pipelined fast path (chunk k+1 prepared while k commits) still commits one
+    chunk per transaction: a kill leaves a prefix of whole chunks, and a rerun completes."""
+    from evalatlas.adapters.jsonl import iter_file_chunks
+
+    chunk_bytes = 1 << 20
+    sizes = [c.n_lines for c in iter_file_chunks(big_jsonl, "x", chunk_bytes=chunk_bytes)]
+    prefixes = {sum(sizes[:i]) for i in range(len(sizes) + 1)}
+    assert len(sizes) >= 4  # blocks of 4 MiB: the smallest chunk
+    db = tmp_path / "s.duckdb"
+    cmd = [sys.executable, "-c", CHUNKED, str(db), str(big_jsonl), str(chunk_bytes)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip().isdigit() and int(line) >= sizes[0]:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, "ingest finished before it could be killed"
+    with Store(db) as store:
+        n = store.count("episodes")
+        batches = store.query("SELECT n_episodes FROM ingest_batches ORDER BY batch_id")
+    assert n in prefixes and 0 < n < N
+    assert [b["n_episodes"] for b in batches] == sizes[:len(batches)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "done" in out.stdout, out.stderr[-2000:]
+    with Store(db) as store:
+        assert store.count("episodes") == N
+        dup = store.query("SELECT count(*) - count(DISTINCT (experiment_id, trajectory_id)) "
+                          "AS d FROM episodes")
+        assert dup[0]["d"] == 0

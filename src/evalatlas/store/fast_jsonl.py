@@ -10,23 +10,30 @@ construction. ``tests/store/test_bad_inputs.py`` runs every corpus case through 
 
 Per chunk (about 32 MB of whole lines, see :mod:`evalatlas.adapters.jsonl_stream`):
 
-1. **Shape pass** (one parse, on a private in-memory connection because
-   ``json_structure`` can invalidate a connection on absurdly deep input):
-   ``json_structure`` of every line, grouped, so Python checks a handful of distinct
-   shapes against the contract: every key known at the closed levels (top, ``usage``,
-   ``judge_usage``, ``verifier``, ``findings``' named keys), every value of the JSON
-   type the contract wants (an integer where a count goes, so ``2.5`` or ``true`` never
-   reaches a BIGINT cast; a number for ``reward``, never a boolean or string; an object
-   for ``extra``; strings in ``tool_names``). Lines that are experiment records or
-   measurements are picked out here and go through the exact path, so mixed files keep
-   the fast path for their episodes. Lines that might be too deep or hold a number no
-   double can hold (``1e999``) are flagged by cheap upper bounds and declined.
-2. **Typed read** of the episode lines into a staging table, then SQL checks: required
-   fields, finite numbers, ranges (no negatives, reward in [0, 1], attempt fits INTEGER),
-   safe trajectory ids, status, ``success`` = ``reward > 0``, no duplicate key within
-   the chunk or with an earlier chunk of the file.
-3. **Commit**: delete-then-insert into ``episodes`` plus the batch row, in one
-   transaction per chunk (the exact path's guarantee per batch).
+1. **Shape pass** (one parse, on a private in-memory instance because deep input can
+   invalidate a DuckDB instance): ``json_keys`` and ``json_type`` of every line, grouped,
+   so Python checks a handful of distinct shapes against the contract: every key known
+   at the closed levels (top, ``usage``, ``judge_usage``, ``verifier``, ``findings``'
+   named keys), every value of the JSON type the contract wants (an integer where a
+   count goes, so ``2.5`` or ``true`` never reaches a BIGINT cast; a number for
+   ``reward``, never a boolean or string; an object for ``extra``; strings in
+   ``tool_names``). Lines that are experiment records or measurements are picked out
+   here and go through the exact path, so mixed files keep the fast path for their
+   episodes. Lines that might be too deep or hold a number no double can hold
+   (``1e999``) are flagged by cheap upper bounds and declined.
+2. **Typed read** of the lines into a staging table (at the same time as the shape
+   pass, on another thread), then SQL checks: required fields, finite numbers, ranges
+   (no negatives, reward in [0, 1], attempt fits INTEGER), safe trajectory ids, status,
+   ``success`` = ``reward > 0``, no duplicate key within the chunk; then the episodes
+   rows, redacted (:func:`evalatlas.store.redaction.redacted_columns`).
+3. **Commit**: no key taken by an earlier chunk of the file, then delete-then-insert
+   into ``episodes`` plus the batch row, in one transaction per chunk (the exact path's
+   guarantee per batch).
+
+Steps 1-2 of chunk k+1 run in a worker thread while chunk k commits (DuckDB releases
+the GIL), so ingest uses two cores; commits stay in file order. At most
+:data:`IN_FLIGHT` chunks are staged at a time, in an in-memory database attached to the
+store's instance (so the store's memory limit covers them too).
 
 Memory is bounded by the chunk, not the file. Known difference: DuckDB keeps the JSON
 text of ``extra`` as written, so duplicate keys inside ``extra`` stay in the stored text
@@ -35,20 +42,28 @@ text of ``extra`` as written, so duplicate keys inside ``extra`` stay in the sto
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import itertools
 import os
+import queue
 import shutil
 import tempfile
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
 from evalatlas.adapters.jsonl_stream import Chunk
+from evalatlas.errors import Problem
 from evalatlas.records.limits import current as current_limits
 from evalatlas.records.models import FORMAT_VERSION
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.db import Store
-from evalatlas.store.redaction import redact_batch_in_place
+from evalatlas.store.redaction import column_types, redacted_columns, redaction_functions
 
 FAST_PATH_MIN_BYTES = 8 * 1024 * 1024
 """Below this size the exact path is fast enough and the fast path's fixed cost is not."""
@@ -241,8 +256,7 @@ _CHECKS = f"""
       count(*) FILTER (WHERE format_version < 1 OR format_version > {FORMAT_VERSION})
         AS bad_format_version,
       count(*) - count(DISTINCT (experiment_id, trajectory_id)) AS duplicates
-    FROM _fast_stage
-"""
+    FROM """
 
 
 def _usage_json(col: str) -> str:
@@ -259,31 +273,39 @@ def _usage_json(col: str) -> str:
         n_llm_calls := {col}.n_llm_calls, model := {col}.model)) END"""
 
 
-def _select_rows(source: str, batch_id: int) -> str:
-    """The episodes-table row for each staged record (mirrors store.rows.episode_row)."""
+_SET_AT_COMMIT = ("llm_model", "source_file", "ingest_batch")
+"""Episode columns the commit fills (the experiment's model; the source and batch)."""
+
+
+def _select_rows(stage: str) -> str:
+    """The episodes-table row for each staged record (mirrors store.rows.episode_row),
+    by column name, without :data:`_SET_AT_COMMIT`; ``_line`` kept for duplicates."""
     return f"""
     SELECT s.experiment_id, s.trajectory_id, s.task_id, s.task_version_hash,
-      CAST(s.attempt AS INTEGER), s.seed, s.split, s.task_description,
-      coalesce(s.tool_names, []::VARCHAR[]), s.reward > 0, s.reward,
-      coalesce(s.status, 'completed'), s.error_type, s.error_message, s.n_steps,
-      s.n_agent_steps, s.n_env_steps, s.wall_time_s, s.timestamp,
-      s.usage.prompt_tokens, s.usage.completion_tokens,
-      coalesce(s.usage.total_tokens, s.usage.prompt_tokens + s.usage.completion_tokens),
-      s.usage.cached_tokens, s.usage.cache_creation_tokens, s.usage.reasoning_tokens,
-      s.usage.total_cost_usd,
+      CAST(s.attempt AS INTEGER) AS attempt, s.seed, s.split, s.task_description,
+      coalesce(s.tool_names, []::VARCHAR[]) AS tool_names, s.reward > 0 AS success,
+      s.reward, coalesce(s.status, 'completed') AS status, s.error_type, s.error_message,
+      s.n_steps, s.n_agent_steps, s.n_env_steps, s.wall_time_s, s.timestamp,
+      s.usage.prompt_tokens AS prompt_tokens,
+      s.usage.completion_tokens AS completion_tokens,
+      coalesce(s.usage.total_tokens, s.usage.prompt_tokens + s.usage.completion_tokens)
+        AS total_tokens,
+      s.usage.cached_tokens AS cached_tokens,
+      s.usage.cache_creation_tokens AS cache_creation_tokens,
+      s.usage.reasoning_tokens AS reasoning_tokens, s.usage.total_cost_usd AS cost_usd,
       CASE WHEN s.usage.total_cost_usd IS NOT NULL
-           THEN coalesce(s.usage.cost_source, 'reported') END,
-      s.usage.n_llm_calls, s.usage.model, coalesce(s.usage.model, x.llm_model),
-      {_usage_json("s.judge_usage")},
-      to_json(coalesce(s.scores, MAP {{}}::MAP(VARCHAR, DOUBLE))),
+           THEN coalesce(s.usage.cost_source, 'reported') END AS cost_source,
+      s.usage.n_llm_calls AS n_llm_calls, s.usage.model AS usage_model,
+      {_usage_json("s.judge_usage")} AS judge_usage,
+      to_json(coalesce(s.scores, MAP {{}}::MAP(VARCHAR, DOUBLE))) AS scores,
       s.input_text, s.output_text, s.expected_text, s.retrieved_sources,
       s.expected_sources, s.verifier, s.findings, s.investigation_metadata,
-      coalesce(s.extra, '{{}}'::JSON), {_sql_str(source)}, {int(batch_id)},
-      CAST(coalesce(s.format_version, {FORMAT_VERSION}) AS INTEGER),
-      CASE WHEN s.reward IS NOT NULL THEN 'harness' END
-    FROM _fast_stage s LEFT JOIN experiments x USING (experiment_id)
+      coalesce(s.extra, '{{}}'::JSON) AS extra,
+      CAST(coalesce(s.format_version, {FORMAT_VERSION}) AS INTEGER) AS format_version,
+      CASE WHEN s.reward IS NOT NULL THEN 'harness' END AS outcome_source,
+      s._line
+    FROM {stage} s
     """
-
 
 
 _STRINGS = r'\[\s*("([^"\\]|\\.)*"\s*(,\s*"([^"\\]|\\.)*"\s*)*)?\]'
@@ -322,13 +344,41 @@ _CHECK_NAMES = ("missing required field", "non-finite number", "negative value",
                 "unknown format_version", "duplicate trajectory_id")
 
 
+@dataclass
+class Prepared:
+    """One chunk after the worker's steps 1 and 2: staged rows, or why it needs the exact
+    path. ``other_lines``: experiment records and measurements (1-based within the
+    chunk), which the exact path parses."""
+
+    chunk: Chunk
+    table: str | None = None
+    reason: str | None = None
+    other_lines: list[int] = field(default_factory=list)
+    n: int = 0
+
+
+_SCRATCH = "evalatlas_fast"
+"""In-memory database attached to the store's DuckDB instance: staged chunks live there,
+visible to both the worker's cursor and the committing connection, and vanish with the
+process (a killed ingest leaves nothing behind in the store file)."""
+
+IN_FLIGHT = 2
+"""Chunks prepared but not yet committed, at most (memory is bounded by this x chunk)."""
+
+_DONE = object()
+
+
 class FastJsonl:
     """The fast path's state for one input file (or stream).
 
-    Holds a private scratch connection for the shape pass, a temporary directory for
-    the chunk being staged, and ``_fast_seen``: a hash and line per episode key already
-    taken by this file, so a duplicate in a later chunk is found without keeping every
-    key in Python.
+    Two threads: :meth:`pipeline` reads and prepares chunk k+1 (the chunker, the shape
+    pass on a private DuckDB instance, the typed read, checks and redaction on a cursor
+    of the store's instance, into :data:`_SCRATCH`) while the caller commits chunk k on
+    the store connection. DuckDB releases the GIL, so the two overlap on two cores.
+    Commits stay in file order, one transaction per chunk.
+
+    ``_fast_seen`` holds a hash and line per episode key already taken by this file, so
+    a duplicate in a later chunk is found without keeping every key in Python.
     """
 
     def __init__(self, store: Store, source: str, max_depth: int = 100) -> None:
@@ -338,93 +388,214 @@ class FastJsonl:
         self.max_depth = max_depth
         # Lines over the line limit never reach DuckDB (the chunker blanks them).
         self.max_object = max(1 << 20, current_limits().max_line_bytes + 2)
-        self.scratch = duckdb.connect()
-        self.scratch.execute("SET enable_progress_bar = false; "
-                             "SET preserve_insertion_order = false")
+        self.scratch = self._scratch()
         self.tmpdir = tempfile.mkdtemp(prefix="evalatlas-chunk-")
-        self.tmp = os.path.join(self.tmpdir, "chunk.jsonl")
         self.first_batch: int | None = None
+        self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {_SCRATCH}")
         self.con.execute("CREATE OR REPLACE TEMP TABLE _fast_seen (h UBIGINT, line BIGINT)")
+        self.cur = self.con.cursor()
+        self.cur.execute("SET enable_progress_bar = false")
+        self._udfs = contextlib.ExitStack()
+        self._udfs.enter_context(redaction_functions(self.cur))
+        types = column_types(self.con, "episodes")
+        self._row_types = {c: t for c, t in types.items() if c not in _SET_AT_COMMIT}
+        self._seq = itertools.count()
+        self._shape_thread = ThreadPoolExecutor(1, thread_name_prefix="evalatlas-shapes")
+
+    @staticmethod
+    def _scratch() -> duckdb.DuckDBPyConnection:
+        """A private DuckDB instance for the shape pass (deep input can invalidate an
+        instance; it must not be the store's)."""
+        con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false; SET preserve_insertion_order = false; "
+                    "SET memory_limit = '256MB'")
+        return con
 
     def close(self) -> None:
+        self._shape_thread.shutdown()
+        self._udfs.close()
+        self.cur.close()
         self.con.execute("DROP TABLE IF EXISTS _fast_seen")
-        self.con.execute("DROP TABLE IF EXISTS _fast_stage")
+        self.con.execute(f"DETACH DATABASE IF EXISTS {_SCRATCH}")
         self.scratch.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
-    def stage(self, chunk: Chunk) -> Shapes:
-        """Stage the chunk's episode lines; raise NotClean when it needs the exact path.
-        Returns the shapes (which lines are experiment records or measurements)."""
+    # -- worker side -------------------------------------------------------------------
+    def prepare(self, chunk: Chunk) -> Prepared:
+        """Steps 1 and 2 for ``chunk``: staged, checked and redacted rows ready to commit,
+        or the reason it needs the exact path. Runs in the worker thread; touches only the
+        scratch instance and this object's cursor."""
         if chunk.oversized:
-            raise NotClean("a line is over the length limit")
-        Path(self.tmp).write_bytes(chunk.data)
-        src = _sql_str(self.tmp)
+            return Prepared(chunk, reason="a line is over the length limit")
+        seq = next(self._seq)
+        tmp = os.path.join(self.tmpdir, f"chunk-{seq}.jsonl")
+        Path(tmp).write_bytes(chunk.data)
         try:
-            shapes = check_shapes(self.scratch, src, self.max_object)
-        except duckdb.FatalException as exc:  # the scratch connection is gone; renew it
-            self.scratch = duckdb.connect()
+            return self._prepare(chunk, _sql_str(tmp), seq)
+        except NotClean as exc:
+            return Prepared(chunk, reason=str(exc))
+        finally:
+            os.unlink(tmp)
+
+    def _shapes(self, src: str) -> Shapes:
+        """Step 1 (on the shape thread, private instance)."""
+        try:
+            return check_shapes(self.scratch, src, self.max_object)
+        except duckdb.FatalException as exc:  # the scratch instance is gone; renew it
+            self.scratch = self._scratch()
             raise NotClean(f"DuckDB could not read it: {exc}") from exc
         except duckdb.Error as exc:
             raise NotClean(f"DuckDB could not read it as clean records: {exc}") from exc
-        if shapes.n_objects != chunk.n_lines:
-            raise NotClean(f"{chunk.n_lines} lines but {shapes.n_objects} JSON objects "
-                           "(blank lines?)")
+
+    def _prepare(self, chunk: Chunk, src: str, seq: int) -> Prepared:
+        # The shape pass and the typed read parse the same file at the same time (each
+        # is single-threaded in DuckDB at this size); the typed read takes every line,
+        # and experiment records are dropped from it once the shapes have named them.
+        shaping = self._shape_thread.submit(self._shapes, src)
         columns = "{" + ", ".join(f"{_sql_str(k)}: {_sql_str(t)}"
                                   for k, t in _EPISODE_FIELDS.items()) + "}"
-        skip = ""
-        if shapes.other_lines:
-            skip = f"WHERE ordinality NOT IN ({', '.join(map(str, shapes.other_lines))})"
+        stage = f"{_SCRATCH}.stage_{seq}"
+        rows = f"{_SCRATCH}.rows_{seq}"
+        cur = self.cur
         try:
-            self.con.execute("DROP TABLE IF EXISTS _fast_stage")
-            self.con.execute(f"""CREATE TEMP TABLE _fast_stage AS
-                SELECT * EXCLUDE (ordinality, tool_names, retrieved_sources, expected_sources,
-                                  scores),
-                  ordinality + {chunk.first_line - 1} AS _line,
-                  tool_names::VARCHAR[] AS tool_names,
-                  retrieved_sources::VARCHAR[] AS retrieved_sources,
-                  expected_sources::VARCHAR[] AS expected_sources,
-                  json_transform(scores, '"MAP(VARCHAR, DOUBLE)"') AS scores,
-                  {_stage_flags(self.max_depth)}
-                FROM read_json({src}, format='newline_delimited', columns={columns},
-                               maximum_object_size={self.max_object}) WITH ORDINALITY {skip}""")
-            checks = self.con.execute(_CHECKS).fetchone()
+            typed_error: duckdb.Error | None = None
+            try:
+                cur.execute(f"""CREATE TABLE {stage} AS
+                    SELECT * EXCLUDE (ordinality, tool_names, retrieved_sources,
+                                      expected_sources, scores),
+                      ordinality + {chunk.first_line - 1} AS _line,
+                      tool_names::VARCHAR[] AS tool_names,
+                      retrieved_sources::VARCHAR[] AS retrieved_sources,
+                      expected_sources::VARCHAR[] AS expected_sources,
+                      json_transform(scores, '"MAP(VARCHAR, DOUBLE)"') AS scores,
+                      {_stage_flags(self.max_depth)}
+                    FROM read_json({src}, format='newline_delimited', columns={columns},
+                                   maximum_object_size={self.max_object}) WITH ORDINALITY""")
+            except duckdb.Error as exc:
+                typed_error = exc
+            shapes = shaping.result()  # its NotClean comes first: it names the field
+            if shapes.n_objects != chunk.n_lines:
+                raise NotClean(f"{chunk.n_lines} lines but {shapes.n_objects} JSON objects "
+                               "(blank lines?)")
+            if typed_error is not None:
+                raise typed_error
+            if shapes.other_lines:
+                lines = ", ".join(str(chunk.first_line - 1 + i) for i in shapes.other_lines)
+                cur.execute(f"DELETE FROM {stage} WHERE _line IN ({lines})")
+            checks = cur.execute(_CHECKS + stage).fetchall()[0]
             bad = [f"{name}: {n}" for name, n in zip(_CHECK_NAMES, checks, strict=True) if n]
             if bad:
                 raise NotClean("; ".join(bad))
-            dup = self.con.execute(
-                "SELECT count(*) FROM _fast_stage s JOIN _fast_seen f "
-                "ON hash(s.experiment_id, s.trajectory_id) = f.h").fetchone()[0]
-            if dup:
-                raise NotClean(f"duplicate trajectory_id with an earlier chunk: {dup}")
+            redacted = ", ".join(redacted_columns("episodes", self._row_types))
+            cur.execute(f"CREATE TABLE {rows} AS SELECT {redacted}, _line "
+                        f"FROM ({_select_rows(stage)})")
+            n = int(cur.execute(f"SELECT count(*) FROM {rows}").fetchall()[0][0])
         except duckdb.Error as exc:
+            cur.execute(f"DROP TABLE IF EXISTS {rows}")
             raise NotClean(f"DuckDB could not read it as clean records: {exc}") from exc
-        return shapes
+        except BaseException:
+            cur.execute(f"DROP TABLE IF EXISTS {rows}")
+            raise
+        finally:
+            shaping.exception()  # never leave the shape thread reading a deleted file
+            cur.execute(f"DROP TABLE IF EXISTS {stage}")
+        return Prepared(chunk, table=rows, other_lines=shapes.other_lines, n=n)
 
-    def commit(self, batch_id: int) -> int:
-        """Write the staged episodes as batch ``batch_id`` in one transaction."""
-        con = self.con
-        n = int(con.execute("SELECT count(*) FROM _fast_stage").fetchone()[0])
+    def pipeline(self, items: Iterator[Chunk | Problem]
+                 ) -> Iterator[tuple[Chunk | Problem, Prepared | None]]:
+        """``items`` (chunks of one input, or problems), each chunk with its
+        :class:`Prepared` (None for a problem); read and prepared one step ahead in a
+        worker thread.
+
+        At most :data:`IN_FLIGHT` chunks are prepared and not yet handed back finished
+        (the caller is done with an item when it asks for the next one). A staged table
+        the caller did not commit is dropped by :meth:`discard`, or here on early exit.
+        """
+        slots = threading.Semaphore(IN_FLIGHT)
+        out: queue.Queue[object] = queue.Queue()
+        stop = threading.Event()
+
+        def work() -> None:
+            try:
+                while True:
+                    slots.acquire()
+                    if stop.is_set():
+                        return
+                    item = next(items, _DONE)
+                    if item is _DONE:
+                        break
+                    prep = self.prepare(item) if isinstance(item, Chunk) else None
+                    out.put((item, prep))
+                out.put(_DONE)
+            except BaseException as exc:  # handed to the caller, raised there
+                out.put(exc)
+
+        # The read limits are a ContextVar: the worker runs in a copy of this context.
+        ctx = contextvars.copy_context()
+        worker = threading.Thread(target=ctx.run, args=(work,), name="evalatlas-fast-jsonl",
+                                  daemon=True)
+        worker.start()
+        try:
+            while True:
+                got = out.get()
+                if got is _DONE:
+                    return
+                if isinstance(got, BaseException):
+                    raise got
+                yield got  # type: ignore[misc]
+                slots.release()
+        finally:
+            stop.set()
+            slots.release()
+            worker.join()
+            while not out.empty():
+                left = out.get_nowait()
+                if isinstance(left, tuple) and left[1] is not None:
+                    self.discard(left[1])
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    # -- committing side ---------------------------------------------------------------
+    def commit(self, prep: Prepared, batch_id: int) -> int:
+        """Write the staged episodes as batch ``batch_id`` in one transaction; raise
+        NotClean (writing nothing) when a key was already used by an earlier chunk."""
+        con, rows = self.con, prep.table
+        assert rows is not None
+        dup = con.execute(
+            f"SELECT count(*) FROM {rows} s JOIN _fast_seen f "
+            "ON hash(s.experiment_id, s.trajectory_id) = f.h").fetchall()[0][0]
+        if dup:
+            raise NotClean(f"duplicate trajectory_id with an earlier chunk: {dup}")
         con.execute("BEGIN TRANSACTION")
         try:
             con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
-                        "(SELECT (experiment_id, trajectory_id) FROM _fast_stage)")
-            con.execute(f"INSERT INTO episodes {_select_rows(self.source, batch_id)}")
-            redact_batch_in_place(con, "episodes", batch_id)
+                        f"(SELECT (experiment_id, trajectory_id) FROM {rows})")
+            con.execute(f"""INSERT INTO episodes BY NAME
+                SELECT s.* EXCLUDE (_line),
+                  coalesce(s.usage_model, x.llm_model) AS llm_model,
+                  {_sql_str(self.source)} AS source_file, {int(batch_id)} AS ingest_batch
+                FROM {rows} s
+                LEFT JOIN (SELECT experiment_id, llm_model FROM experiments) x
+                  USING (experiment_id)""")
             complete_batch(self.store, batch_id, [])
             con.execute(
                 "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
-                [batch_id, n, [self.source]])
+                [batch_id, prep.n, [self.source]])
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        con.execute("INSERT INTO _fast_seen SELECT hash(experiment_id, trajectory_id), _line "
-                    "FROM _fast_stage")
-        con.execute("DROP TABLE IF EXISTS _fast_stage")
-        return n
+        con.execute(f"INSERT INTO _fast_seen SELECT hash(experiment_id, trajectory_id), _line "
+                    f"FROM {rows}")
+        self.discard(prep)
+        return prep.n
 
-    def discard(self) -> None:
-        self.con.execute("DROP TABLE IF EXISTS _fast_stage")
+    def discard(self, prep: Prepared) -> None:
+        """Drop the chunk's staged rows (committed, or going through the exact path)."""
+        if prep.table is not None:
+            self.con.execute(f"DROP TABLE IF EXISTS {prep.table}")
+            prep.table = None
 
     def earlier_lines(self, keys: list[tuple[str, str, int]]) -> dict[tuple[str, str], int]:
         """For keys of an exact-path chunk: the first line of those an earlier chunk of

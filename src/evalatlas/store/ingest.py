@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import hashlib
+import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from evalatlas.records.limits import using as limits_in_force
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.records.redact import redact_text
 from evalatlas.store.db import Store
-from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, NotClean
+from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, Prepared
 from evalatlas.store.rows import (
     declared_reward_range,
     episode_row,
@@ -348,40 +349,47 @@ class _Run:
             use_fast = True
         else:
             use_fast = None if size is None else size >= self.fast_min_bytes
-        fj: FastJsonl | None = None
         seen: dict[tuple[str, str], int] = {}
         # Old quarantine rows of this source go now: everything below re-reports.
         batch.requarantine.append(source)
         batch.flush(report)
+        chunks = iter_file_chunks(path, source, chunk_bytes=self.chunk_bytes, hasher=hasher)
+        if use_fast is None:  # a stream: decided by its first chunk
+            first = next(chunks, None)
+            if first is None:
+                return True
+            use_fast = isinstance(first, Chunk) and len(first.data) >= self.fast_min_bytes
+            chunks = itertools.chain([first], chunks)
+        if not use_fast:
+            for chunk in chunks:
+                if isinstance(chunk, Problem):
+                    self.problem(chunk)
+                else:
+                    self.exact_chunk(chunk, source, seen, depth, None)
+            return True
+        fj = FastJsonl(self.store, source, depth)
         try:
-            for chunk in iter_file_chunks(path, source, chunk_bytes=self.chunk_bytes,
-                                          hasher=hasher):
+            for chunk, prep in fj.pipeline(chunks):
                 if isinstance(chunk, Problem):
                     self.problem(chunk)
                     continue
-                if use_fast is None:  # a stream: decided by its first chunk
-                    use_fast = len(chunk.data) >= self.fast_min_bytes
-                if use_fast:
-                    fj = fj or FastJsonl(self.store, source, depth)
-                    if self.fast_chunk(fj, chunk, source):
-                        continue
-                self.exact_chunk(chunk, source, seen if fj is None else {}, depth, fj)
+                assert prep is not None
+                if self.fast_chunk(fj, prep, source):
+                    continue
+                self.exact_chunk(chunk, source, {}, depth, fj)
         finally:
-            if fj is not None:
-                fj.close()
+            fj.close()
         return True
 
-    def fast_chunk(self, fj: FastJsonl, chunk: Chunk, source: str) -> bool:
-        batch, report = self.batch, self.report
-        try:
-            shapes = fj.stage(chunk)
-        except NotClean as exc:
-            fj.discard()
+    def fast_chunk(self, fj: FastJsonl, prep: Prepared, source: str) -> bool:
+        """Commit a prepared chunk; False (nothing written) when it needs the exact path."""
+        batch, report, chunk = self.batch, self.report, prep.chunk
+        if prep.reason is not None:
             report.fast_path_declined.append(  # DuckDB errors quote input
-                redact_text(f"{source}:{chunk.first_line}: {exc}"))
+                redact_text(f"{source}:{chunk.first_line}: {prep.reason}"))
             return False
-        if shapes.other_lines:  # experiment records and measurements: exact, stored first
-            wanted = {chunk.first_line + i - 1 for i in shapes.other_lines}
+        if prep.other_lines:  # experiment records and measurements: exact, stored first
+            wanted = {chunk.first_line + i - 1 for i in prep.other_lines}
             for lineno, raw in chunk.lines():
                 if lineno in wanted:
                     one = Chunk(lineno, raw + b"\n", 1)
@@ -389,9 +397,9 @@ class _Run:
                         self.add(item, source, line)
         batch.flush(report)
         try:
-            n = fj.commit(batch.batch_id)
-        except Exception as exc:  # a cast that failed only at insert: the exact path decides
-            fj.discard()
+            n = fj.commit(prep, batch.batch_id)
+        except Exception as exc:  # a duplicate, or a cast that failed only at insert
+            fj.discard(prep)
             report.fast_path_declined.append(  # DuckDB errors quote input
                 redact_text(f"{source}:{chunk.first_line}: {exc}"))
             return False

@@ -5,8 +5,8 @@ module only applies them to store rows, in three places:
 
 - :func:`redact_rows`: rows written through :meth:`Store.write_batch` (exact-path ingest,
   judge, runner), in Python, cell by cell;
-- :func:`redact_batch_in_place`: rows the DuckDB-native fast path inserted by SQL, after
-  the insert and inside its transaction;
+- :func:`redacted_columns`: rows the DuckDB-native fast path stages by SQL, before they
+  are inserted (:func:`redact_batch_in_place` does the same to rows already written);
 - :func:`redacted_select`: ``export parquet`` (and any other SQL-side export), so a store
   written before a rule existed is still exported clean.
 
@@ -154,10 +154,10 @@ def redact_batch_in_place(con: duckdb.DuckDBPyConnection, table: str, batch_id: 
     return int(n)
 
 
-def redacted_select(con: duckdb.DuckDBPyConnection, table: str) -> str:
-    """``SELECT`` of every column of ``table`` with text cells redacted; run it inside
-    :func:`redaction_functions`."""
-    types = column_types(con, table)
+def redacted_columns(table: str, types: dict[str, str]) -> list[str]:
+    """SQL select-list items, one per column of ``types`` (name -> DuckDB type) in order,
+    that redact the text cells of rows of ``table`` (only matching cells call Python).
+    Use inside :func:`redaction_functions`."""
     skip = _skipped(table)
     exprs = []
     for col, kind in types.items():
@@ -166,4 +166,11 @@ def redacted_select(con: duckdb.DuckDBPyConnection, table: str) -> str:
             exprs.append(f'CASE WHEN {cond} THEN {fix} ELSE "{col}" END AS "{col}"')
         else:
             exprs.append(f'"{col}"')
+    return exprs
+
+
+def redacted_select(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """``SELECT`` of every column of ``table`` with text cells redacted; run it inside
+    :func:`redaction_functions`."""
+    exprs = redacted_columns(table, column_types(con, table))
     return f"SELECT {', '.join(exprs)} FROM {table}"
