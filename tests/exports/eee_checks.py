@@ -77,6 +77,9 @@ def check_pair(root: Path, aggregate: Path) -> tuple[dict[str, Any], list[dict[s
         mc, sd = res["metric_config"], res["score_details"]
         lo, hi = _bound(mc["min_score"]), _bound(mc["max_score"])
         assert lo <= sd["score"] <= hi, (lo, sd["score"], hi)
+        ci = (sd.get("uncertainty") or {}).get("confidence_interval")
+        if ci:  # inside the metric's range, never zero-width (issue 10)
+            assert lo <= ci["lower"] < ci["upper"] <= hi, (lo, ci, hi)
     # deployment metadata present and in the enums (the schema checks the enums)
     details = data["model_info"]["additional_details"]
     assert {"deployment_type", "model_availability"} <= set(details)

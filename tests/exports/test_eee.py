@@ -23,6 +23,7 @@ from evalatlas.records import EvalLog
 from evalatlas.records.evallog import record_json
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.stats import mean_with_interval
+from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.store.db import Store
 from evalatlas.store.ingest import ingest_paths
 
@@ -78,7 +79,9 @@ def test_examples_export_is_valid_and_matches_the_store(tmp_path: Path) -> None:
         assert unc["num_samples"] == len(eps)
         assert unc["standard_error"]["value"] == pytest.approx(iv.se)
         ci = unc["confidence_interval"]
-        assert (ci["lower"], ci["upper"]) == pytest.approx((iv.low, iv.high))
+        # 0/1 rewards: the bounded interval on [0, 1] (issue 10), not the raw t interval
+        b = bounded_mean_interval(rewards, clusters=[e["task_id"] for e in eps])
+        assert (ci["lower"], ci["upper"]) == pytest.approx((b.low, b.high))
         assert ci["lower"] < sd["score"] < ci["upper"] and ci["confidence_level"] == 0.95
         assert sd["details"]["episodes_outcome_unknown"] == "0"
         assert sd["details"]["tasks_scored"] == "20"
@@ -214,3 +217,24 @@ def test_identity_and_uuid() -> None:
     strict_loads(json.dumps({"a": 1.0}))
     with pytest.raises(ValueError):
         strict_loads('{"a": NaN}')
+
+
+def test_hostile_rewards_have_intervals_inside_the_range(tmp_path: Path) -> None:
+    """All-pass, all-fail and a few mixed tasks (3 tasks x 2 attempts each): every
+    exported interval lies inside [min_score, max_score] and has width (check_tree);
+    all-pass and all-fail keep a Wilson-type interval at the bound instead of [1, 1] and
+    [0, 0], and a mixed run no longer reaches below 0 or above 1 (it did: [-0.07, 1.07])."""
+    src = tmp_path / "in"
+    src.mkdir()
+    _jsonl_experiment(src / "pass.jsonl", "allpass001", "all-pass", [1.0] * 6)
+    _jsonl_experiment(src / "fail.jsonl", "allfail001", "all-fail", [0.0] * 6)
+    _jsonl_experiment(src / "mix.jsonl", "mixed00001", "mixed", [1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
+    out, _ = _export(tmp_path, [src])
+    tree = check_tree(out)
+    cis = {d["evaluation_results"][0]["score_details"]["score"]:
+           d["evaluation_results"][0]["score_details"]["uncertainty"].get("confidence_interval")
+           for d, _ in tree.values()}
+    assert cis[1.0]["upper"] == 1.0 and cis[1.0]["lower"] < 1.0
+    assert cis[0.0]["lower"] == 0.0 and cis[0.0]["upper"] > 0.0
+    mixed = cis[4 / 6]
+    assert 0.0 <= mixed["lower"] < 4 / 6 < mixed["upper"] <= 1.0

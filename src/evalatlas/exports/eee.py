@@ -39,6 +39,7 @@ import numpy as np
 from evalatlas._version import __version__
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.records.redact import redact, redact_text
+from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
 from evalatlas.store.export import iter_episodes
@@ -356,17 +357,31 @@ def _metric_config(rewards: np.ndarray) -> dict[str, Any]:
 
 def _uncertainty(rewards: np.ndarray, tasks: list[str]) -> tuple[float, dict[str, Any], int]:
     """Mean, EEE ``uncertainty`` and the task count. Task-clustered (attempts of one task
-    are not independent; Miller 2024), via :func:`evalatlas.stats.mean_with_interval`."""
-    iv = mean_with_interval(rewards, clusters=np.asarray(tasks, dtype=object),
-                            confidence=CONFIDENCE)
+    are not independent; Miller 2024), via :func:`evalatlas.stats.mean_with_interval`.
+
+    The interval lies inside the metric's range (issue 10): rewards in [0, 1] (the
+    metric's ``min_score``/``max_score``, :func:`_metric_config`) get
+    :func:`evalatlas.stats.bounded.bounded_mean_interval` (Wilson on an effective sample
+    size from the clustered SE), other rewards the t interval; none is written where it
+    cannot be estimated (one task, every reward equal at a bound of an unbounded metric)
+    rather than a zero-width one."""
+    clusters = np.asarray(tasks, dtype=object)
+    iv = mean_with_interval(rewards, clusters=clusters, confidence=CONFIDENCE)
     out: dict[str, Any] = {"num_samples": int(iv.n)}
     se = _finite(iv.se)
     if se is not None:
         out["standard_error"] = {"value": se, "method": f"{iv.method}, tasks as clusters"}
-    if _finite(iv.low) is not None and _finite(iv.high) is not None:
+    lo, hi = _finite(iv.low), _finite(iv.high)
+    method = f"t with {(iv.n_clusters or 0) - 1} df x {iv.method} standard error"
+    if rewards.size and rewards.min() >= 0 and rewards.max() <= 1:
+        b = bounded_mean_interval(rewards, clusters=clusters, confidence=CONFIDENCE)
+        lo, hi = _finite(b.low), _finite(b.high)
+        method = (f"Wilson score interval on the effective sample size of the {iv.method} "
+                  f"standard error (z from t with {(iv.n_clusters or 0) - 1} df), in [0, 1]")
+    if lo is not None and hi is not None and lo < hi:
         out["confidence_interval"] = {
-            "lower": float(iv.low), "upper": float(iv.high), "confidence_level": CONFIDENCE,
-            "method": f"t with {(iv.n_clusters or 0) - 1} df x {iv.method} standard error",
+            "lower": float(lo), "upper": float(hi), "confidence_level": CONFIDENCE,
+            "method": method,
         }
     if rewards.size >= 2:
         out["standard_deviation"] = float(np.std(rewards, ddof=1))
