@@ -156,3 +156,27 @@ def test_summary_outcome_choice_counts_judged_separately(
     # judge: the judge said "incorrect" wherever it judged (62 completed episodes)
     assert (judge["successes"], judge["judged_outcome_episodes"]) == (0, 62)
     assert judge["outcome_unknown_episodes"] == 2  # the 2 errored episodes, never judged
+
+
+def test_incorrect_judge_leaves_the_whole_demo_and_fixtures_unchanged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The acceptance run of issue 10 on more than one format: the whole demo (evallog
+    folders and JSONL) plus real harness outcomes (tau-bench rewards, a SWE-Bench Pro
+    run's resolved flags, a Terminal-Bench submission); a judge answering "incorrect" to
+    everything leaves every harness reward, success and outcome source identical."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    fixtures = EXAMPLES.parent.parent / "shared" / "fixtures"
+    db = tmp_path / "s.duckdb"
+    res = CliRunner().invoke(app, ["--db", str(db), "ingest", str(EXAMPLES),
+                                   str(fixtures / "tau-bench"),
+                                   str(fixtures / "swebench-pro" / "gpt-4o-paper"),
+                                   str(fixtures / "terminal-bench" /
+                                       "20250711_openhands_claude-4-sonnet")])
+    assert res.exit_code == 0, res.output
+    before = _outcomes(db)
+    harness = {k: v for k, v in before.items() if not v[3]}
+    assert len(harness) == len(before) > 1000
+    with FakeOpenAI(responder=_incorrect) as srv:
+        counts = _judge(db, srv, "judge-a", tmp_path / "c")
+    assert counts["failed"] == 0 and counts["judged"] > 0
+    assert _outcomes(db) == before
