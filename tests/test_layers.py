@@ -31,8 +31,8 @@ LAYERS: dict[str, int] = {
     "analysis": 6,
     # 7: built on the analyses
     "atlas": 7, "report": 7, "judge": 7, "runner": 7, "exports": 7,
-    # 8: the public API (evalatlas/__init__.py and evalatlas/api.py)
-    "__init__": 8, "api": 8,
+    # 8: the public API (evalatlas/__init__.py, api.py, tools.py)
+    "__init__": 8, "api": 8, "tools": 8,
     # 9: the command line; imported by nothing
     "cli": 9,
 }
@@ -239,8 +239,8 @@ def test_store_computes_no_statistic() -> None:
     assert not bad, bad
 
 
-API_ONLY_COMMANDS = ("compare", "export", "ingest", "judge", "quarantine", "run",
-                     "speedups", "summary", "tiers")
+API_ONLY_COMMANDS = ("codequality", "compare", "export", "formats", "ingest", "judge",
+                     "price", "quarantine", "run", "schema", "speedups", "summary", "tiers")
 """CLI command modules that are parsing and rendering over the public API only."""
 
 

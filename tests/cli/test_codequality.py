@@ -6,6 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
+import evalatlas as ea
 from evalatlas.cli.main import app
 
 
@@ -17,6 +18,7 @@ def test_codequality_json(tmp_path):
                                    "-f", "json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
+    assert out == ea.code_quality(tmp_path, framework="langgraph").to_dict()  # the API's
     assert out["schema"] == "evalatlas.codequality/1"
     assert out["files_analysed"] == 1 and len(out["problems"]) == 1
     total = out["rows"][-1]

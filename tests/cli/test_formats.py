@@ -7,9 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+import evalatlas as ea
 from evalatlas.adapters.registry import detect
-from evalatlas.cli.formats import EXAMPLES
 from evalatlas.cli.main import app
+from evalatlas.tools import FORMAT_EXAMPLES as EXAMPLES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,6 +29,7 @@ def test_every_example_is_claimed_by_its_format() -> None:
 
 def test_formats_json_lists_examples() -> None:
     out = CliRunner().invoke(app, ["formats", "--format", "json"]).output
+    assert json.loads(out) == ea.formats().to_dict()  # the CLI's JSON is the API's result
     rows = {r["name"]: r for r in json.loads(out)["rows"]}
     assert rows["inspect"]["example"] == "fixtures/inspect/log_read_sample.eval"
     assert rows["tau-bench"]["example"].endswith("gpt-4o-airline.reduced.json")

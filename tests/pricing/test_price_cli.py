@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import evalatlas as ea
 from evalatlas.cli.main import app
 
 runner = CliRunner()
@@ -27,6 +28,17 @@ def test_price_json_scylla_t0_sonnet() -> None:
     assert row["cost_usd"] == pytest.approx(0.1303803)
     assert row["source"].startswith("genai-prices")
     assert (row["cache_read_per_mtok"], row["cache_write_per_mtok"]) == (0.3, 3.75)
+    api = ea.price("claude-sonnet-4-5-20250929", 29, 656, 112686, 23106)
+    assert env == api.to_dict() and api.cost_usd == row["cost_usd"]  # the CLI is the API
+
+
+def test_price_api_checks_its_arguments() -> None:
+    with pytest.raises(ValueError, match="token counts"):
+        ea.price("gpt-4o", input_tokens=-1)
+    with pytest.raises(ValueError, match="unknown_model_cost"):
+        ea.price("gpt-4o", unknown_model_cost="free")
+    dated = ea.price("groq/llama-3.1-8b-instant", 1000, at="2024-06-01")
+    assert dated.rows[0]["cost_source"].endswith("for 2024-06-01")
 
 
 def test_price_spellings_agree() -> None:

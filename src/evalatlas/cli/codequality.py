@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
+from evalatlas import CODE_QUALITY_FRAMEWORKS, CODE_QUALITY_MAX_LINE_CHARS, code_quality
 from evalatlas.cli.common import FormatOption, OutputOption, emit, err_console, fail
-from evalatlas.cli.render import Col, OutputFormat, fmt_value, render, safe_text
-from evalatlas.codequality import FRAMEWORK_PREFIXES, analyse_path
-from evalatlas.codequality.tree import DEFAULT_MAX_LINE_CHARS
+from evalatlas.cli.render import Col, OutputFormat, fmt_value, render_result, safe_text
 
 _UNITS = {"": 1, "b": 1, "kb": 1000, "k": 1000, "mb": 1000**2, "m": 1000**2,
           "gb": 1000**3, "g": 1000**3, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
@@ -37,7 +36,7 @@ def codequality_cmd(
         help="Module prefix counted as a framework import (repeatable).")] = None,
     framework: Annotated[str | None, typer.Option(
         "--framework", help="Use upstream's prefixes for this framework: "
-        + ", ".join(sorted(FRAMEWORK_PREFIXES)) + ".")] = None,
+        + ", ".join(sorted(CODE_QUALITY_FRAMEWORKS)) + ".")] = None,
     exclude: Annotated[list[str] | None, typer.Option(
         "--exclude", "-e", help="fnmatch pattern of paths to skip (repeatable), "
         "e.g. '*/site-packages/*'.")] = None,
@@ -49,7 +48,7 @@ def codequality_cmd(
     max_line_length: Annotated[int, typer.Option(
         "--max-line-length", min=0,
         help="Skip files with a longer line (minified or generated; 0 = no limit).")
-    ] = DEFAULT_MAX_LINE_CHARS,
+    ] = CODE_QUALITY_MAX_LINE_CHARS,
     include_generated: Annotated[bool, typer.Option(
         "--include-generated", help="Analyse files marked as generated too.")] = False,
     totals_only: Annotated[bool, typer.Option("--totals-only",
@@ -59,11 +58,9 @@ def codequality_cmd(
 ) -> None:
     """SLOC, comment ratio, cyclomatic complexity, maintainability index, Halstead,
     imports, classes, functions and type-annotation coverage, per file and in total."""
-    prefixes = list(framework_prefix or [])
-    if framework is not None:
-        if framework not in FRAMEWORK_PREFIXES:
-            fail(f"unknown framework {framework!r}; known: {', '.join(sorted(FRAMEWORK_PREFIXES))}")
-        prefixes += [p for p in FRAMEWORK_PREFIXES[framework] if p not in prefixes]
+    if framework is not None and framework not in CODE_QUALITY_FRAMEWORKS:
+        fail(f"unknown framework {framework!r}; known: "
+             f"{', '.join(sorted(CODE_QUALITY_FRAMEWORKS))}")
     if not path.exists() and not path.is_symlink():
         fail(f"{path}: no such file or directory")
     try:
@@ -71,16 +68,13 @@ def codequality_cmd(
     except ValueError as exc:
         fail(f"--max-file-size: {exc}")
         return
-    result = analyse_path(path, framework_prefixes=prefixes, workers=workers,
-                          exclude=exclude or (), max_bytes=max_bytes or None,
+    result = code_quality(path, framework_prefixes=framework_prefix or (), framework=framework,
+                          workers=workers, exclude=exclude or (), max_bytes=max_bytes or None,
                           max_line_chars=max_line_length or None,
-                          include_generated=include_generated)
+                          include_generated=include_generated, totals_only=totals_only)
     for p in result.problems:
         err_console.print(f"[yellow]skipped:[/] {escape(safe_text(p))}", markup=True,
                           highlight=False)
-    rows: list[dict[str, Any]] = [] if totals_only else [dict(r) for r in result.files]
-    rows.append({"path": "(total)",
-                 **result.totals})
     columns = [
         Col("path", "file", None, 0, "path"), Col("sloc", "SLOC", None, 1),
         Col("comment_ratio", "comments", _pct("comment_ratio"), 10),
@@ -100,12 +94,8 @@ def codequality_cmd(
         Col("num_classes", "classes", None, 9), Col("num_functions", "functions", None, 8),
         Col("type_annotation_ratio", "annotated", _pct("type_annotation_ratio"), 7),
     ]
-    notes = [f"{len(result.problems)} file(s) skipped (see stderr)"] if result.problems else []
-    emit(render(rows, columns, fmt, schema="evalatlas.codequality/1", title="Code quality",
-                meta={"root": result.root, "framework_prefixes": prefixes,
-                      "files_analysed": len(result.files),
-                      "problems": [str(p) for p in result.problems]}, notes=notes), output)
-    if not result.files and result.problems:
+    emit(render_result(result, columns, fmt, title="Code quality"), output)
+    if not result.meta["files_analysed"] and result.problems:
         raise typer.Exit(1)
 
 

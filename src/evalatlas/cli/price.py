@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from evalatlas import InputError, price, price_presets
 from evalatlas.cli.common import FormatOption, emit, fail
-from evalatlas.cli.render import Col, OutputFormat, render
-from evalatlas.errors import InputError
-from evalatlas.pricing import (
-    UNKNOWN_MODEL_ZERO,
-    PriceBook,
-    computed_cost_source,
-    cost_from_price,
-    normalise_model_name,
-    unpriced_cost,
-)
-from evalatlas.pricing.tables import DEFAULT_PRESETS, PRESETS
+from evalatlas.cli.render import Col, OutputFormat, render_result
+
+DEFAULT_PRESETS, PRESETS = price_presets()
 
 
 class UnknownCost(StrEnum):
@@ -69,49 +62,19 @@ def price_cmd(
     --prices FILE, then the presets, then genai-prices. (``--output`` is the output
     token count here, so this command prints to stdout only.)
     """
-    try:
-        book = PriceBook(prices, preset, library=not no_library)
-    except (InputError, ValueError) as exc:
-        fail(str(exc))
     when = None
     if at is not None:
         try:
             when = datetime.fromisoformat(at)
         except ValueError:
             fail(f"--at must be a date such as 2025-01-15 or an ISO time, got {at!r}")
-        assert when is not None
-        when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    price = book.price_for(model, when)
-    notes: list[str] = []
-    row: dict[str, Any] = {
-        "model": model,
-        "normalised": normalise_model_name(model),
-        "input_tokens": input_tokens, "output_tokens": output_tokens,
-        "cache_read_tokens": cache_read, "cache_write_tokens": cache_write,
-    }
-    if price is None:
-        cost = unpriced_cost(unknown_model_cost.value)
-        row.update({"source": None, "matched": None, "input_per_mtok": None,
-                    "output_per_mtok": None, "cache_read_per_mtok": None, "valid_from": None,
-                    "cache_write_per_mtok": None, "cost_usd": cost,
-                    "cost_source": "unknown" if cost is None else UNKNOWN_MODEL_ZERO})
-        notes.append(f"no price known for {model!r}: cost is unknown"
-                     + (" (reported as $0 because of --unknown-model-cost zero)"
-                        if cost == 0.0 else "; add it to a --prices file"))
-    else:
-        row.update({
-            "source": price.source, "matched": price.matched,
-            "input_per_mtok": price.input, "output_per_mtok": price.output,
-            "cache_read_per_mtok": price.cache_read, "cache_write_per_mtok": price.cache_write,
-            "valid_from": price.valid_from.isoformat() if price.valid_from else None,
-            "cost_usd": cost_from_price(price, input_tokens, output_tokens, cache_read,
-                                        cache_write),
-            "cost_source": computed_cost_source(price, when),
-        })
-        notes.extend(price.notes)
-        if (cache_read and price.cache_read is None) or (cache_write and price.cache_write
-                                                          is None):
-            notes.append("no cache price known: cache tokens charged at the input price")
+    try:
+        result = price(model, input_tokens, output_tokens, cache_read, cache_write,
+                       prices=prices, presets=preset, library=not no_library, at=when,
+                       unknown_model_cost=unknown_model_cost.value)
+    except (InputError, ValueError) as exc:
+        fail(str(exc))
+        raise  # unreachable
     columns = [
         Col("model", "model", None, 0, "name"), Col("matched", "priced as", None, 2, "name"),
         Col("source", "source", None, 3),
@@ -124,8 +87,7 @@ def price_cmd(
             lambda r: _rate(r["cache_write_per_mtok"]), 7),
         Col("cost_usd", "cost", lambda r: _money(r["cost_usd"]), 1),
     ]
-    emit(render([row], columns, fmt, schema="evalatlas.price/1", title="Price",
-                notes=notes))
+    emit(render_result(result, columns, fmt, title="Price"))
 
 
 def register(app: typer.Typer) -> None:

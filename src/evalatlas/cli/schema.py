@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from evalatlas.records.schemas import all_schemas
+from evalatlas import record_schemas
 
 
 def schema_cmd(
@@ -17,7 +17,7 @@ def schema_cmd(
         "--write", help="Write one <Record>.schema.json per record into this directory.")] = None,
 ) -> None:
     """Print (or write) the JSON Schema of the records."""
-    schemas = all_schemas()
+    schemas = record_schemas()
     if name is not None:
         if name not in schemas:
             typer.echo(f"unknown record {name!r}; known: {', '.join(schemas)}", err=True)
