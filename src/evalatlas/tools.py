@@ -58,6 +58,7 @@ FORMAT_EXAMPLES: dict[str, str] = {
     "swebench-pro-docent": "fixtures/swebench-pro/agent_runs_data.csv",
     "swebench-pro": "fixtures/swebench-pro",
     "terminal-bench": "fixtures/terminal-bench/20250711_openhands_claude-4-sonnet",
+    "framework-report": "fixtures/frameworks/results/comparison_rag_qa_baseline.md",
 }
 """One real input per format: ``fixtures/`` is the shared fixture folder
 (``../shared/fixtures`` beside a checkout), ``examples/`` the repository's demo data;

@@ -219,6 +219,8 @@ def test_hostile_samples_are_checked_by_the_fast_path(tmp_path) -> None:
         [f"big-epoch epoch {10 ** 300}", "list-scores epoch 1"]
     for e in eps.values():
         assert EpisodeRecord.model_validate(e.model_dump()) == e
+    a, b = eps["plain-1"], eps["junk-usage"]  # built from one template: nothing shared
+    assert a.tool_names is not b.tool_names and a.usage is not b.usage
     plain = eps["plain-1"]
     assert plain.trajectory_id == "plain-1_epoch_1" and plain.reward == 1.0 and plain.success
     assert (plain.usage.prompt_tokens, plain.usage.completion_tokens,

@@ -513,13 +513,13 @@ _PLAIN_ID = re.compile(r"[A-Za-z0-9_\-]{1,200}")
 character or colon: nothing :func:`check_safe_id` rejects), checked without its per-char
 loop."""
 _LETTER_SCORES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
-_USAGE_FIELDS = tuple(UsageSummary.model_fields)
-_EPISODE_FIELDS = tuple(EpisodeRecord.model_fields)
-_USAGE_TEMPLATE = dict.fromkeys(_USAGE_FIELDS)
-_EPISODE_TEMPLATE = {**{k: v for k, v in EpisodeRecord(
-    experiment_id="x", task_id="x", trajectory_id="x", reward=None).__dict__.items()}}
-_USAGE_FIELDS_SET = frozenset(_USAGE_FIELDS)
-_EPISODE_FIELDS_SET = frozenset(_EPISODE_FIELDS)
+_USAGE_TEMPLATE = dict.fromkeys(UsageSummary.model_fields)
+_EPISODE_TEMPLATE = dict(EpisodeRecord(
+    experiment_id="x", task_id="x", trajectory_id="x", reward=None).__dict__)
+"""Every field with its default, in declaration order (mutable defaults replaced per
+record)."""
+_USAGE_FIELDS_SET = frozenset(UsageSummary.model_fields)
+_EPISODE_FIELDS_SET = frozenset(EpisodeRecord.model_fields)
 _setattr = object.__setattr__
 
 
