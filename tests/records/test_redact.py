@@ -150,3 +150,18 @@ def test_ids_stay_stable_for_configs_without_secrets() -> None:
         json.dumps(plain, sort_keys=True).encode()).hexdigest()
     assert agent_id_for({**plain, "api_key": "sk-one-aaaaaaaaaaaaaaaa"}) == agent_id_for(
         {**plain, "api_key": "sk-two-bbbbbbbbbbbbbbbb"})
+
+
+def test_prefilter_skips_sk_glued_to_a_word_but_not_an_escaped_one() -> None:
+    """``task-00001`` (every synthetic and many real task ids) must not send each cell
+    through Python; ``sk-`` after a JSON escape (``\\n``) is a key after a newline."""
+    con = duckdb.connect()
+    for text in ("task-00001", "Task-7", "risk-averse desk-top"):
+        assert not re.search(PREFILTER, text), text
+        assert not con.execute("SELECT regexp_matches(?, ?)", [text, PREFILTER]).fetchone()[0]
+    for esc in "\n\t\r\b\f":
+        value = {"v": esc + "sk-abcdefghij0123456789"}
+        text = json.dumps(value)
+        assert redact(value) != value
+        assert re.search(PREFILTER, text), text
+        assert con.execute("SELECT regexp_matches(?, ?)", [text, PREFILTER]).fetchone()[0]

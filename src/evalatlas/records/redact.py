@@ -55,7 +55,10 @@ _KEY_WORDS = (
 _SECRET_KEY = re.compile(rf"(^|_)({_KEY_WORDS})$")
 
 PREFILTER = (
-    r"(?i)(sk-|[sr]k_live|[sr]k_test|gh[pousr]_|github_pat_|hf_|akia|asia|aiza|ya29\.|"
+    # sk- as rule 2 matches it: not glued to a letter or digit (``task-1``, ``desk-``),
+    # where a JSON text's \n, \t ... escape counts as the character it stands for
+    r"(?i)((^|[^a-z0-9]|\\[bfnrt])sk-|"
+    r"[sr]k_live|[sr]k_test|gh[pousr]_|github_pat_|hf_|akia|asia|aiza|ya29\.|"
     r"xox[baprs]-|gsk_|xai-|pplx-|r8_|eyj|bearer|api[^a-z0-9]*key|secret|passw|pwd|"
     r"passphrase|token([^s]|$)|auth|credential|private[^a-z0-9]*key|access[^a-z0-9]*key|"
     r"cookie|://[^/\s]*@)"

@@ -365,6 +365,9 @@ process (a killed ingest leaves nothing behind in the store file)."""
 IN_FLIGHT = 2
 """Chunks prepared but not yet committed, at most (memory is bounded by this x chunk)."""
 
+CHECKPOINT_THRESHOLD = "128MB"
+"""DuckDB's WAL size that triggers a checkpoint, while the fast path writes."""
+
 _DONE = object()
 
 
@@ -392,6 +395,12 @@ class FastJsonl:
         self.tmpdir = tempfile.mkdtemp(prefix="evalatlas-chunk-")
         self.first_batch: int | None = None
         self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {_SCRATCH}")
+        # Checkpoint every few chunks, not after each: each checkpoint recompresses the
+        # last, partly filled row group (measured: ~10% less CPU, lower peak RSS). The
+        # WAL still makes every committed chunk durable.
+        self._threshold = self.con.execute(
+            "SELECT current_setting('checkpoint_threshold')").fetchall()[0][0]
+        self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
         self.con.execute("CREATE OR REPLACE TEMP TABLE _fast_seen (h UBIGINT, line BIGINT)")
         self.cur = self.con.cursor()
         self.cur.execute("SET enable_progress_bar = false")
@@ -412,6 +421,7 @@ class FastJsonl:
         return con
 
     def close(self) -> None:
+        self.con.execute(f"SET checkpoint_threshold = {_sql_str(self._threshold)}")
         self._shape_thread.shutdown()
         self._udfs.close()
         self.cur.close()
