@@ -33,6 +33,11 @@ _LAZY: dict[str, str] = {
     "speedup_detail": "evalatlas.api",
     "framework_data": "evalatlas.api",
     "compare_frameworks": "evalatlas.api",
+    "read_framework_results": "evalatlas.api",
+    "FrameworkComparison": "evalatlas.report.frameworks",
+    # the HTML report (evalatlas report)
+    "build_report": "evalatlas.api",
+    "Report": "evalatlas.report.document",
     "configure_prices": "evalatlas.api",
     "validate_eee": "evalatlas.api",
     "IngestReport": "evalatlas.store.ingest",
@@ -99,6 +104,7 @@ __all__ = [
     "EvalLog",
     "ExperimentRecord",
     "FormatsResult",
+    "FrameworkComparison",
     "FrameworkData",
     "IngestReport",
     "InputError",
@@ -109,6 +115,7 @@ __all__ = [
     "Problem",
     "QuarantineResult",
     "ReadLimits",
+    "Report",
     "RunSummary",
     "SpeedupDetail",
     "SpeedupResult",
@@ -119,6 +126,7 @@ __all__ = [
     "UsageSummary",
     "__version__",
     "atlas",
+    "build_report",
     "code_quality",
     "compare",
     "compare_frameworks",
@@ -134,6 +142,7 @@ __all__ = [
     "open",
     "price",
     "price_presets",
+    "read_framework_results",
     "record_schemas",
     "run",
     "speedup_detail",
@@ -168,6 +177,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
     from evalatlas.analysis.tiers import TierReport
     from evalatlas.api import (
         Store,
+        build_report,
         compare,
         compare_frameworks,
         configure_prices,
@@ -176,6 +186,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         load_framework,
         load_scenario,
         open,
+        read_framework_results,
         run,
         speedup_detail,
         speedups,
@@ -197,6 +208,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         UsageSummary,
     )
     from evalatlas.records.limits import ReadLimits
+    from evalatlas.report.document import Report
+    from evalatlas.report.frameworks import FrameworkComparison
     from evalatlas.runner.engine import RunSummary
     from evalatlas.store.ingest import IngestReport
     from evalatlas.tools import (

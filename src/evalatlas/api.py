@@ -59,10 +59,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalatlas.adapters.frameworks import Scenario
+    from evalatlas.errors import Problem
     from evalatlas.exports.eee import EeeExport
     from evalatlas.judge.client import JudgeClient
     from evalatlas.metrics.outcomes import GradeScale
     from evalatlas.records.models import EpisodeRecord
+    from evalatlas.report.document import Report
+    from evalatlas.report.frameworks import FrameworkComparison
     from evalatlas.runner.engine import RunSummary
     from evalatlas.runner.loading import FrameworkHandle
 
@@ -75,6 +78,7 @@ __all__ = [
     "Store",
     "SummaryResult",
     "TierReport",
+    "build_report",
     "compare",
     "compare_frameworks",
     "configure_prices",
@@ -83,6 +87,7 @@ __all__ = [
     "load_framework",
     "load_scenario",
     "open",
+    "read_framework_results",
     "run",
     "speedup_detail",
     "speedups",
@@ -479,18 +484,84 @@ def framework_data(
                          scenario_def=scenario_def)
 
 
+def read_framework_results(
+    paths: Sequence[str | Path], *, scenario: str | None = None, mode: str | None = None,
+    frameworks: Sequence[str] | None = None, scenario_def: Any = None,
+) -> tuple[list[FrameworkData], list[Problem]]:
+    """Upstream framework-comparison results files (run-averaged ones included; a folder
+    stands for the results files under it) grouped per framework x scenario x mode, and
+    the problems met (missing files, records that could not be read). ``frameworks``:
+    only these (framework name or display name)."""
+    from evalatlas.adapters.framework_results import ADAPTER, read_results_file
+    from evalatlas.errors import Problem as _Problem
+    from evalatlas.records.models import EpisodeRecord, ExperimentRecord
+
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += [f for f in sorted(p.rglob("*.json")) if ADAPTER.detect(f)]
+        else:
+            files.append(p)
+    experiments: list[ExperimentRecord] = []
+    episodes: list[EpisodeRecord] = []
+    problems: list[Problem] = []
+    for f in files:
+        if not f.is_file():
+            problems.append(_Problem(str(f), "no such file"))
+            continue
+        for item in read_results_file(f, allow_averaged=True):
+            if isinstance(item, ExperimentRecord):
+                experiments.append(item)
+            elif isinstance(item, EpisodeRecord):
+                episodes.append(item)
+            elif isinstance(item, _Problem):
+                problems.append(item)
+    data = group_records(experiments, episodes, scenario=scenario, mode=mode,
+                         scenario_def=scenario_def)
+    if frameworks:
+        data = [d for d in data if d.framework in frameworks or d.display_name in frameworks]
+    return data, problems
+
+
 def compare_frameworks(
     data: Data | list[FrameworkData], *, scenario: str | None = None,
     mode: str | None = None, frameworks: Sequence[str] | None = None,
     scenario_def: Any = None, scorecard_mode: str = "relative", confidence: float = 0.95,
-) -> dict[str, Any]:
+) -> FrameworkComparison:
     """The agent-framework comparison report (summary, scorecard, latency, profile
-    metrics, code quality, correctness intervals, paired differences) as a JSON-ready
-    dict; :func:`evalatlas.report.frameworks.render_markdown` renders it."""
+    metrics, code quality, correctness intervals, paired differences): a JSON-ready dict
+    whose ``to_dict()`` is ``evalatlas compare-frameworks --format json`` and whose
+    ``to_markdown()`` is the full Markdown report. ``data``: a store (or path, or
+    episodes frame) or the list :func:`framework_data` / :func:`read_framework_results`
+    return. ``scorecard_mode``: relative, absolute or upstream."""
     from evalatlas.analysis.framework_report import build_report
+    from evalatlas.report.frameworks import FrameworkComparison
 
     fds = data if isinstance(data, list) else framework_data(
         data, scenario=scenario, mode=mode, frameworks=frameworks, scenario_def=scenario_def)
     order = [q.id for q in scenario_def.questions] if scenario_def is not None else None
-    return build_report(fds, scorecard_mode=scorecard_mode, confidence=confidence,
-                        question_order=order)
+    return FrameworkComparison(build_report(fds, scorecard_mode=scorecard_mode,
+                                            confidence=confidence, question_order=order))
+
+
+def build_report(
+    data: Data, *, title: str = "evalatlas report", by: str = "agent",
+    experiment: Sequence[str] | None = None, confidence: float = 0.95, alpha: float = 0.05,
+) -> Report:
+    """The offline HTML report (``evalatlas report``): leaderboard with intervals, paired
+    comparisons, cost vs success rate, agent x task heatmap, per-task drill-down, and
+    tiers, speedups and framework scorecards where the data has them. ``by``: one
+    grouping key (as :func:`summary`). Returns a :class:`evalatlas.Report`: ``.to_html()``
+    (one self-contained page), ``.to_dict()`` (its specs and data, ``--format json``),
+    ``.write_static(dir)`` (SVG + PNG per chart, needs ``evalatlas[report]``)."""
+    from evalatlas.report.build import ReportOptions
+    from evalatlas.report.document import build_report as _build
+
+    if "," in by:
+        raise ValueError("by takes one grouping key for the report")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    opts = ReportOptions(title=title, by=by, experiment=tuple(experiment) if experiment
+                         else None, confidence=confidence, alpha=alpha)
+    with _store_of(data) as store:
+        return _build(store, opts)

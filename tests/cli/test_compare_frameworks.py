@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import evalatlas as ea
+from evalatlas.cli.compare_frameworks import ScorecardMode
 from evalatlas.cli.main import app
+from evalatlas.metrics.scorecard import MODES
 
 SCENARIOS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "frameworks" \
     / "scenarios"
@@ -51,6 +54,9 @@ def test_from_files_json_and_markdown(tmp_path):
                                  "--scorecard", "upstream"])
     assert r.exit_code == 0, r.output
     rep = json.loads(r.stdout)
+    data, problems = ea.read_framework_results(files)
+    api = ea.compare_frameworks(data, scorecard_mode="upstream")
+    assert problems == [] and json.loads(json.dumps(api.to_dict())) == rep  # CLI == API
     a, b = rep["frameworks"]
     assert a["summary"]["avg_correctness"] == 4.0 and b["summary"]["avg_correctness"] == 3.0
     assert a["latency"]["p50"] == 11.0 and b["latency"]["p95"] == pytest.approx(21.9)
@@ -158,3 +164,7 @@ def test_a_folder_of_results_files_is_expanded(tmp_path):
     assert r.exit_code == 0, r.output
     names = sorted(f["summary"]["avg_correctness"] for f in json.loads(r.stdout)["frameworks"])
     assert names == [3.0, 4.0]
+
+
+def test_scorecard_modes_match_the_metric() -> None:
+    assert tuple(m.value for m in ScorecardMode) == MODES

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import evalatlas as ea
 from evalatlas.cli.main import app
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -43,6 +44,10 @@ def test_json_has_specs_with_values(db: Path, tmp_path: Path) -> None:
     forest = next(v for v in doc["views"] if v["id"] == "s0-forest")
     assert forest["spec"]["data"]["values"] == forest["rows"]
     assert len(forest["rows"]) == 3
+    api = json.loads(json.dumps(ea.build_report(db).to_dict()))  # the CLI's JSON is the API's
+    for d in (doc, api):
+        d["data"].pop("generated")  # the minute it was built
+    assert api == doc
 
 
 def test_static_images(db: Path, tmp_path: Path) -> None:

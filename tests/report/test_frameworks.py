@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from upstream_reports import parse_report, rebuild_results, write_results
 
-from evalatlas.cli.compare_frameworks import data_from_files
+import evalatlas as ea
 from evalatlas.metrics.scorecard import ScorecardInput, scorecard
 from evalatlas.report.frameworks import build_report, label_for, render_markdown
 
@@ -19,7 +19,7 @@ REPORTS = ["rag_qa_baseline", "multihop_qa_capability", "multi_agent_coordinatio
 
 def _report(path: Path, tmp_path: Path, mode: str = "upstream") -> dict:
     files = write_results(path, tmp_path)
-    data, problems = data_from_files(files, scenario=None, mode=None)
+    data, problems = ea.read_framework_results(files)
     assert problems == []
     return build_report(data, scorecard_mode=mode)
 
@@ -146,7 +146,7 @@ def test_rows_matched_by_question_id_not_position(upstream_reports, tmp_path):
         f = tmp_path / f"r{k}.json"
         f.write_text(json.dumps(r), encoding="utf-8")
         files.append(f)
-    data, _ = data_from_files(files, scenario=None, mode=None)
+    data, _ = ea.read_framework_results(files)
     rep = build_report(data, scorecard_mode="upstream")
     printed = parse_report(path)["questions"]
     for pq, q in zip(printed, rep["questions"], strict=True):
@@ -165,7 +165,7 @@ def test_answers_escaped_and_truncated(tmp_path):
          "run_id": 0, "run_count": 1}
     f = tmp_path / "r.json"
     f.write_text(json.dumps(r), encoding="utf-8")
-    data, _ = data_from_files([f], scenario=None, mode=None)
+    data, _ = ea.read_framework_results([f])
     md = render_markdown(build_report(data))
     assert not any(line.startswith("## Shipping") for line in md.splitlines())
     assert "<script>" not in md and "&lt;script&gt;" in md

@@ -11,17 +11,16 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from evalatlas.adapters.framework_results import ADAPTER as FRAMEWORK_RESULTS
-from evalatlas.adapters.framework_results import read_results_file
-from evalatlas.adapters.frameworks import Scenario, load_scenario
-from evalatlas.analysis.frameworks import FrameworkData, group_records
-from evalatlas.api import compare_frameworks, framework_data
+from evalatlas import (
+    EvalAtlasError,
+    FrameworkComparison,
+    compare_frameworks,
+    framework_data,
+    load_scenario,
+    read_framework_results,
+)
 from evalatlas.cli.common import OutputOption, emit, err_console, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, render, safe_text
-from evalatlas.errors import InputError, Problem
-from evalatlas.metrics.scorecard import MODES
-from evalatlas.records.models import EpisodeRecord, ExperimentRecord
-from evalatlas.report.frameworks import render_markdown
 
 
 class ReportFormat(StrEnum):
@@ -34,43 +33,6 @@ class ScorecardMode(StrEnum):
     relative = "relative"
     absolute = "absolute"
     upstream = "upstream"
-
-
-assert tuple(m.value for m in ScorecardMode) == MODES
-
-
-def data_from_files(
-    files: list[Path], *, scenario: str | None, mode: str | None,
-    scenario_def: Scenario | None = None,
-) -> tuple[list[FrameworkData], list[Problem]]:
-    """Read upstream results files (run-averaged ones included) into FrameworkData."""
-    experiments: list[ExperimentRecord] = []
-    episodes: list[EpisodeRecord] = []
-    problems: list[Problem] = []
-    for f in files:
-        if not f.is_file():
-            problems.append(Problem(str(f), "no such file"))
-            continue
-        for item in read_results_file(f, allow_averaged=True):
-            if isinstance(item, ExperimentRecord):
-                experiments.append(item)
-            elif isinstance(item, EpisodeRecord):
-                episodes.append(item)
-            elif isinstance(item, Problem):
-                problems.append(item)
-    return group_records(experiments, episodes, scenario=scenario, mode=mode,
-                         scenario_def=scenario_def), problems
-
-
-def _expand(paths: list[Path]) -> list[Path]:
-    """Files as given; folders replaced by the results files found under them."""
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            out += [f for f in sorted(p.rglob("*.json")) if FRAMEWORK_RESULTS.detect(f)]
-        else:
-            out.append(p)
-    return out
 
 
 def compare_frameworks_cmd(
@@ -101,17 +63,15 @@ def compare_frameworks_cmd(
     if scenario_dir is not None:
         try:
             scenario_def = load_scenario(scenario_dir)
-        except InputError as exc:
+        except EvalAtlasError as exc:
             fail(str(exc))
         assert scenario_def is not None
         scenario = scenario or scenario_def.name
-    problems: list[Problem] = []
+    problems: list = []
     if results_files:
-        results_files = _expand(results_files)
-        data, problems = data_from_files(results_files, scenario=scenario, mode=mode,
-                                         scenario_def=scenario_def)
-        if framework:
-            data = [d for d in data if d.framework in framework or d.display_name in framework]
+        data, problems = read_framework_results(results_files, scenario=scenario, mode=mode,
+                                                frameworks=framework,
+                                                scenario_def=scenario_def)
     else:
         with open_store(ctx, read_only=True, require_data=True) as store:
             data = framework_data(store, scenario=scenario, mode=mode,
@@ -136,9 +96,9 @@ def compare_frameworks_cmd(
         _print_summary(report)
         return
     if fmt is ReportFormat.json:
-        text = json.dumps(report, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+        text = json.dumps(report.to_dict(), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     else:
-        text = render_markdown(report)
+        text = report.to_markdown()
     emit(text, output)
 
 
@@ -154,7 +114,7 @@ def _correctness(fw: dict[str, Any]) -> str:
     return text
 
 
-def _print_summary(report: dict[str, Any]) -> None:
+def _print_summary(report: FrameworkComparison) -> None:
     """The report's headline per framework as one terminal table (full report: markdown)."""
     pct = f"{round(100 * report['confidence'])}%"
     columns = [

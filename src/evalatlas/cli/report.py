@@ -40,50 +40,41 @@ def report_cmd(
     """Leaderboard, intervals, paired comparisons, cost vs accuracy, agent x task heatmap,
     per-task drill-down (and tiers, speedups, framework scorecards where the data has
     them) in one HTML file that opens offline."""
-    from evalatlas.report.build import ReportOptions, build_report_data
-    from evalatlas.report.runtime import RuntimeUnavailable
-    from evalatlas.report.specs import all_views, view_rows, with_values
+    from evalatlas import EvalAtlasError, build_report
 
     if "," in by:
         fail("--by takes one grouping key for the report")
     if not 0 < confidence < 1:
         fail("--confidence must be in (0, 1)")
-    opts = ReportOptions(title=title, by=by, experiment=tuple(experiment) if experiment
-                         else None, confidence=confidence, alpha=alpha)
     with open_store(ctx, read_only=True, require_data=True) as store:
         try:
-            data = build_report_data(store, opts)
+            report = build_report(store, title=title, by=by, experiment=experiment,
+                                  confidence=confidence, alpha=alpha)
         except ValueError as exc:
             fail(str(exc))
-    views = all_views(data)
+            raise  # unreachable
     try:
         if static is not None:
-            from evalatlas.report.static import write_static
-            files = write_static(data, views, static)
+            files = report.write_static(static)
             err_console.print(f"wrote {len(files)} images to {static}", markup=False,
                               highlight=False)
             if output is None:
                 return
         if fmt is ReportFormat.json:
-            doc = {"schema": data["schema"], "data": data, "views": [
-                {k: v.get(k) for k in ("id", "section", "kind", "title", "description",
-                                       "columns", "notes")}
-                | {"spec": with_values(v["spec"], view_rows(v, data)) if v.get("spec")
-                   else None, "rows": view_rows(v, data)} for v in views]}
-            text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
+            text = json.dumps(report.to_dict(), indent=1, allow_nan=False) + "\n"
             target = output or Path("report.json")
         else:
-            from evalatlas.report.html import render_html
-            text = render_html(data, views)
+            text = report.to_html()
             target = output or Path("report.html")
-    except RuntimeUnavailable as exc:
+    except EvalAtlasError as exc:  # the chart runtime or vl-convert is missing
         fail(str(exc))
+        raise  # unreachable
     if str(target) == "-":
         typer.echo(text, nl=False)
         return
     target.write_text(text, encoding="utf-8")
     size = target.stat().st_size
-    err_console.print(f"wrote {target} ({size / 1024:,.0f} KiB, {len(views)} views)",
+    err_console.print(f"wrote {target} ({size / 1024:,.0f} KiB, {len(report.views)} views)",
                       markup=False, highlight=False)
 
 

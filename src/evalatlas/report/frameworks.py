@@ -91,6 +91,21 @@ def truncate_answer(text: str | None, limit: int = ANSWER_LIMIT) -> str:
     return text[:limit] + "..." if len(text) > limit else text
 
 
+class FrameworkComparison(dict[str, Any]):
+    """The agent-framework comparison report (``ea.compare_frameworks``): the JSON-ready
+    dict (summary, scorecard, latency, profile metrics, code quality, per-question
+    results, correctness intervals, paired differences) with :meth:`to_dict` (exactly
+    ``evalatlas compare-frameworks --format json``) and :meth:`to_markdown` (the full
+    report, ``--format markdown``). A dict, so code that read the report as one still
+    does."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self)
+
+    def to_markdown(self) -> str:
+        return render_markdown(self)
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """Markdown of a :func:`build_report` model (upstream layout, escaped, by id)."""
     fws = report["frameworks"]
