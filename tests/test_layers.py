@@ -239,7 +239,8 @@ def test_store_computes_no_statistic() -> None:
     assert not bad, bad
 
 
-API_ONLY_COMMANDS = ("codequality", "compare", "compare_frameworks", "export", "formats",
+API_ONLY_COMMANDS = ("atlas", "codequality", "compare", "compare_frameworks", "export",
+                     "formats",
                      "ingest", "judge", "price", "quarantine", "report", "run", "schema",
                      "speedups", "summary", "tiers")
 """CLI command modules that are parsing and rendering over the public API only."""

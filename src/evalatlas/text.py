@@ -119,3 +119,27 @@ def markdown_table(headers: list[str], rows: list[list[str]], *,
 
     return [line(headers, True), "| " + " | ".join("---" for _ in headers) + " |",
             *(line(r, escape) for r in rows)]
+
+
+def fmt_value(value: Any, digits: int = 3) -> str:
+    """Human formatting for tables and for sentences in result notes (one formatter, so a
+    note reads like the table beside it): missing as "-", floats to ``digits`` places."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "-"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if value != 0 and abs(value) < 10 ** -digits:
+            return f"{value:.2e}"
+        return f"{value:,.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {fmt_value(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list | tuple):
+        return ", ".join(fmt_value(v) for v in value) or "-"
+    return str(value)

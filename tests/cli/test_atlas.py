@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+import evalatlas as ea
 from evalatlas.cli.main import app
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
@@ -108,6 +109,12 @@ def test_items_next_tasks_estimate(swe_db: Path) -> None:
                            "swe-bench-verified", "--format", "json"]))
     assert new["method"] == "population-prior" and new["tasks_observed"] == 0
     assert new["predicted_success_rate_ci_high"] - new["predicted_success_rate_ci_low"] > 0.4
+    # the CLI's JSON is the API's to_dict() (ea.atlas)
+    fitted = ea.atlas.stored_fit(swe_db, benchmark=["swe-bench-verified"])
+    assert fitted.abilities().to_dict() == fit and fitted.item_table().to_dict() == items
+    api_next = ea.atlas.suggest_tasks(agent, swe_db, count=5, benchmark="swe-bench-verified")
+    assert api_next.to_dict() == nxt
+    assert ea.atlas.estimate(agent, swe_db, benchmark="swe-bench-verified").to_dict() == est
 
 
 def test_matrix_long_format(swe_db: Path, tmp_path: Path) -> None:
@@ -132,6 +139,9 @@ def test_drift_listing_and_refuse(tmp_path: Path) -> None:
     assert rows == [{"benchmark": "toy", "task_id": "t1", "hashes": [
         {"task_version_hash": "v1", "agents": ["agent-a"]},
         {"task_version_hash": "v2", "agents": ["agent-b", "agent-c"]}]}]
+    assert ea.atlas.drift(db).rows == rows
+    assert ea.atlas.drift(db).to_dict() == json.loads(
+        _run(["--db", str(db), "atlas", "drift", "--format", "json"]))
     err = _run(["--db", str(db), "atlas", "fit", "--drift", "refuse"], code=2)
     assert "t1" in err and "v1" in err and "v2" in err
     out = json.loads(_run(["--db", str(db), "atlas", "fit", "--holdout", "0",

@@ -23,15 +23,26 @@ from evalatlas.atlas.errors import AtlasError, DriftError
 from evalatlas.atlas.fitting import fit_matrix
 from evalatlas.atlas.irt import Cells, ModelSpec, Priors, fit_irt
 from evalatlas.atlas.matrix import ResponseMatrix, build_matrix, matrix_from_cells
-from evalatlas.atlas.results import AgentEstimate, AtlasFit
+from evalatlas.atlas.results import (
+    AbilitiesResult,
+    AgentEstimate,
+    AtlasFit,
+    DriftResult,
+    ItemsResult,
+    NextTasksResult,
+)
 
 __all__ = [
+    "AbilitiesResult",
     "AgentEstimate",
     "AtlasError",
     "AtlasFit",
     "Cells",
     "DriftError",
+    "DriftResult",
+    "ItemsResult",
     "ModelSpec",
+    "NextTasksResult",
     "Priors",
     "ResponseMatrix",
     "build_matrix",

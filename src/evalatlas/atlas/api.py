@@ -21,7 +21,7 @@ from evalatlas.atlas.errors import AtlasError
 from evalatlas.atlas.fitting import Z95, fit_episodes, fit_matrix
 from evalatlas.atlas.irt import Priors
 from evalatlas.atlas.matrix import CellKind, DriftMode, ResponseMatrix, build_matrix
-from evalatlas.atlas.results import AgentEstimate, AtlasFit
+from evalatlas.atlas.results import AgentEstimate, AtlasFit, DriftResult, NextTasksResult
 from evalatlas.store import atlas as atlas_store
 from evalatlas.store.db import Store
 
@@ -153,9 +153,9 @@ def _fit_and_matrix(source: Source, benchmark: list[str] | None, refit: bool, se
             d = atlas_store.load_fit(store, fid) if fid else None
             fitted = _from_dict(d) if d else None
         if fitted is None:
-            if not refit:
+            if not refit and close:  # opened read-only here: reopen to store the fit
                 store.close()
-                store, close = Store(store.path), True
+                store = Store(store.path)
             fitted = fit_episodes(frame, model=model, cell=cell, seed=seed,
                                   benchmark=benchmark)
             atlas_store.save_fit(store, fitted.to_dict())
@@ -246,10 +246,10 @@ def estimate(
 
 def suggest_tasks(agent: str, source: Source = None, *, count: int = 10,
                   benchmark: list[str] | str | None = None, seed: int = 0,
-                  model: str = "2pl", cell: CellKind = "success") -> list[dict[str, Any]]:
+                  model: str = "2pl", cell: CellKind = "success") -> NextTasksResult:
     """``atlas next-tasks``: rows ``benchmark``, ``task_id``, ``task_version_hash``,
     ``information``, ``difficulty``, ``predicted_success`` for tasks ``agent`` has not run,
-    most informative first."""
+    most informative first (a :class:`NextTasksResult`: ``.rows``, ``.to_dict()``)."""
     bench = _bench(benchmark)
     fitted, matrix, _ = _fit_and_matrix(source, bench, False, seed, model, cell)
     bank = ItemBank.from_fit(fitted)
@@ -262,19 +262,22 @@ def suggest_tasks(agent: str, source: Source = None, *, count: int = 10,
                      "task_version_hash": bank.task_version_hash[j], "information": info,
                      "difficulty": float(bank.difficulty[j]),
                      "predicted_success": float(bank.prob(theta, np.array([j]))[0])})
-    return rows
+    return NextTasksResult(rows=rows, meta={"agent": agent})
 
 
 def drift(source: Source = None, *, benchmark: list[str] | str | None = None
-          ) -> list[dict[str, Any]]:
-    """Tasks run under more than one ``task_version_hash``, with the agents on each side."""
+          ) -> DriftResult:
+    """Tasks run under more than one ``task_version_hash``, with the agents on each side
+    (a :class:`DriftResult`: ``.rows``, ``.to_dict()``)."""
     store, close = _open(source, read_only=True)
     try:
         frame = atlas_store.episodes_frame(store, _bench(benchmark))
     finally:
         if close:
             store.close()
-    return build_matrix(frame, drift="split", cell="success").drift
+    rows = build_matrix(frame, drift="split", cell="success").drift
+    notes = [] if rows else ["no task ran under more than one task_version_hash"]
+    return DriftResult(rows=rows, notes=notes)
 
 
 def matrix(source: Source = None, *, benchmark: list[str] | str | None = None,

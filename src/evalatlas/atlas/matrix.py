@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -70,6 +71,34 @@ class ResponseMatrix:
                    "benchmark": self.item_benchmark[j], "task_id": self.item_task_id[j],
                    "task_version_hash": self.item_hash[j], "cell": self.cell,
                    "k": k, "n": n, "value": k / n}
+
+    LONG_COLUMNS: ClassVar[tuple[str, ...]] = ("agent", "agent_id", "benchmark", "task_id",
+                                              "task_version_hash", "cell", "k", "n",
+                                              "value")
+
+    def write(self, path: str | Path) -> int:
+        """Write :meth:`long_rows` to ``path``: Parquet when it ends in ``.parquet``, else
+        CSV (formulas neutralised, CR/LF quoted, credentials in names redacted). Returns
+        the number of cells written (``evalatlas atlas matrix -o``)."""
+        from evalatlas.records.redact import redact_text
+        from evalatlas.text import csv_line
+
+        path = Path(path)
+        rows = list(self.long_rows())
+        cols = list(self.LONG_COLUMNS)
+        if path.suffix.lower() == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows) if rows else pa.table(
+                {c: pa.array([], pa.string()) for c in cols}), path)
+            return len(rows)
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            fh.write(csv_line(cols))
+            for r in rows:
+                fh.write(csv_line(redact_text(r[k]) if isinstance(r[k], str) else r[k]
+                                  for k in cols))
+        return len(rows)
 
     def dense(self, limit: int = DENSE_LIMIT) -> np.ndarray:
         """agents x items float array of k/n with NaN for unobserved; small matrices only."""

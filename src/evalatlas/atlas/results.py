@@ -17,9 +17,10 @@ the 2PL discrimination interval is ``exp(log a +- 1.96 se)`` so it stays positiv
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalatlas.text import json_safe
+from evalatlas.analysis.results import TableResult
+from evalatlas.text import fmt_value, json_safe
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,6 +29,54 @@ if TYPE_CHECKING:
     from evalatlas.atlas.matrix import ResponseMatrix
 
 FIT_SCHEMA = "evalatlas.atlas.fit/1"
+ESTIMATE_SCHEMA = "evalatlas.atlas.estimate/1"
+
+
+@dataclass
+class AbilitiesResult(TableResult):
+    """``atlas abilities``: the fit's agent rows, highest ability first; ``meta``: fit_id,
+    model; ``notes``: the fit's diagnostics in two sentences."""
+
+    SCHEMA: ClassVar[str] = "evalatlas.atlas.abilities/1"
+
+
+@dataclass
+class ItemsResult(TableResult):
+    """``atlas items``: the fit's item rows by benchmark, then difficulty (easiest first);
+    ``meta``: fit_id, model; ``notes``: the fit's diagnostics."""
+
+    SCHEMA: ClassVar[str] = "evalatlas.atlas.items/1"
+
+
+@dataclass
+class DriftResult(TableResult):
+    """``atlas drift``: tasks run under more than one ``task_version_hash``: rows with
+    ``benchmark``, ``task_id`` and ``hashes`` (each ``task_version_hash`` with its
+    ``agents``)."""
+
+    SCHEMA: ClassVar[str] = "evalatlas.atlas.drift/1"
+
+
+@dataclass
+class NextTasksResult(TableResult):
+    """``atlas next-tasks``: tasks the agent (``meta["agent"]``) has not run, most
+    informative first: ``benchmark``, ``task_id``, ``task_version_hash``,
+    ``information`` (Fisher information at its ability), ``difficulty``,
+    ``predicted_success``."""
+
+    SCHEMA: ClassVar[str] = "evalatlas.atlas.next_tasks/1"
+
+
+def diagnostic_notes(d: dict[str, Any]) -> list[str]:
+    """The diagnostics of a fit (``AtlasFit.diagnostics``) as two sentences."""
+    return [
+        f"model {d.get('model')}: {d.get('cells_observed')} cells fitted, "
+        f"{d.get('cells_heldout')} held out; held-out AUC {fmt_value(d.get('heldout_auc'))}, "
+        f"log loss {fmt_value(d.get('heldout_log_loss'))}, ECE {fmt_value(d.get('ece'))}; "
+        f"{fmt_value(d.get('seconds'))} s",
+        f"tasks solved by all: {d.get('tasks_all_solved')}, by none: "
+        f"{d.get('tasks_none_solved')}, suspect broken: {d.get('tasks_suspect_broken')}",
+    ]
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -86,7 +135,23 @@ class AtlasFit:
         rows = sorted(self.item_rows, key=lambda r: (r["difficulty"], r["task_id"]))
         return [(r["benchmark"], r["task_id"], r["task_version_hash"]) for r in rows]
 
+    def abilities(self) -> AbilitiesResult:
+        """The agent rows, highest ability first (``evalatlas atlas abilities``; its
+        ``--format json`` is this result's ``to_dict()``)."""
+        d = self.to_dict()
+        rows = sorted(d["agents"], key=lambda r: -r["ability"])
+        return AbilitiesResult(rows=rows, meta={"fit_id": d["fit_id"], "model": d["model"]},
+                               notes=diagnostic_notes(d["diagnostics"]))
+
+    def item_table(self) -> ItemsResult:
+        """The item rows by benchmark, then difficulty (``evalatlas atlas items``)."""
+        d = self.to_dict()
+        rows = sorted(d["items"], key=lambda r: (r["benchmark"], r["difficulty"], r["task_id"]))
+        return ItemsResult(rows=rows, meta={"fit_id": d["fit_id"], "model": d["model"]},
+                           notes=diagnostic_notes(d["diagnostics"]))
+
     def to_dict(self) -> dict[str, Any]:
+        """Exactly ``evalatlas atlas fit --format json`` (strict JSON values)."""
         env: dict[str, Any] = {
             "schema": FIT_SCHEMA, "fit_id": self.fit_id, **json_safe(dict(self.settings)),
             "agents": [json_safe(dict(r)) for r in self.agent_rows],
@@ -120,7 +185,9 @@ class AgentEstimate:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """Exactly ``evalatlas atlas estimate --format json``: ``schema``, every field
+        (strict JSON values), ``notes``."""
         d = {k: v for k, v in self.__dict__.items() if k != "notes"}
-        d = json_safe(d)
+        d = {"schema": ESTIMATE_SCHEMA, **json_safe(d)}
         d["notes"] = list(self.notes)
         return d

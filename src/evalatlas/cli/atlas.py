@@ -1,7 +1,8 @@
 """``evalatlas atlas ...``: the agent x task matrix, IRT fits and cheap evaluation.
 
-Parse, call :mod:`evalatlas.atlas`, render. JSON output is the result's ``to_dict()``
-(``atlas fit``) or a ``{"schema", ..., "rows"}`` envelope (the other commands).
+Parse, call :mod:`evalatlas.atlas` (``ea.atlas``), render. JSON output is the result's
+``to_dict()``: ``AtlasFit`` (fit), ``AbilitiesResult`` / ``ItemsResult`` (abilities,
+items), ``DriftResult``, ``NextTasksResult``, ``AgentEstimate``.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from evalatlas import EvalAtlasError
 from evalatlas.cli.common import FormatOption, OutputOption, console, db_path, emit, fail
-from evalatlas.cli.render import OutputFormat, fmt_value, render
-from evalatlas.errors import EvalAtlasError
-from evalatlas.records.redact import redact_text
-from evalatlas.text import csv_line, json_safe
+from evalatlas.cli.render import OutputFormat, fmt_value, render, render_result
 
 atlas_app = typer.Typer(
     help="Agent x task matrix: item response theory, drift, cheap evaluation.",
@@ -64,17 +63,6 @@ ITEM_COLUMNS = [
 ]
 
 
-def _diag_notes(d: dict[str, Any]) -> list[str]:
-    return [
-        f"model {d.get('model')}: {d.get('cells_observed')} cells fitted, "
-        f"{d.get('cells_heldout')} held out; held-out AUC {fmt_value(d.get('heldout_auc'))}, "
-        f"log loss {fmt_value(d.get('heldout_log_loss'))}, ECE {fmt_value(d.get('ece'))}; "
-        f"{fmt_value(d.get('seconds'))} s",
-        f"tasks solved by all: {d.get('tasks_all_solved')}, by none: "
-        f"{d.get('tasks_none_solved')}, suspect broken: {d.get('tasks_suspect_broken')}",
-    ]
-
-
 @atlas_app.command("fit")
 def fit_cmd(
     ctx: typer.Context,
@@ -98,16 +86,13 @@ def fit_cmd(
     result = _call(atlas.fit, db_path(ctx), benchmark=benchmark, model=model,
                    cell=cell, holdout=holdout, seed=seed, drift=drift,  # type: ignore[arg-type]
                    propensity=propensity, save=True)
-    _print_fit(result.to_dict(), fmt, output)
-
-
-def _print_fit(d: dict[str, Any], fmt: OutputFormat, output: Path | None) -> None:
+    d = result.to_dict()
     if fmt is OutputFormat.json:
-        emit(json.dumps(json_safe(d), indent=2, allow_nan=False, ensure_ascii=False) + "\n",
-             output)
+        emit(json.dumps(d, indent=2, allow_nan=False, ensure_ascii=False) + "\n", output)
         return
-    notes = _diag_notes(d["diagnostics"]) + list(d.get("notes", [])) + _band_notes(d)
-    agents = sorted(d["agents"], key=lambda r: -r["ability"])
+    abilities = result.abilities()
+    notes = abilities.notes + list(d.get("notes", [])) + _band_notes(d)
+    agents = abilities.rows
     if fmt is OutputFormat.csv:
         emit(render(agents, AGENT_COLUMNS, fmt, schema="evalatlas.atlas.abilities/1"), output)
         return
@@ -132,37 +117,33 @@ def _band_notes(d: dict[str, Any], limit: int = 10) -> list[str]:
     return out
 
 
-def _stored(ctx: typer.Context, benchmark: list[str] | None) -> dict[str, Any]:
+def _stored(ctx: typer.Context, benchmark: list[str] | None) -> Any:
     from evalatlas import atlas
 
     fitted = _call(atlas.stored_fit, db_path(ctx), benchmark=benchmark)
     if fitted is None:
         fitted = _call(atlas.fit, db_path(ctx), benchmark=benchmark, save=True)
-    return fitted.to_dict()
+    return fitted
 
 
 @atlas_app.command("abilities")
 def abilities_cmd(ctx: typer.Context, benchmark: BenchmarkOption = None,
                   fmt: FormatOption = OutputFormat.table, output: OutputOption = None) -> None:
     """Agent abilities of the latest stored fit (fits and stores one if there is none)."""
-    d = _stored(ctx, benchmark)
-    rows = sorted(d["agents"], key=lambda r: -r["ability"])
-    emit(render(rows, AGENT_COLUMNS, fmt, schema="evalatlas.atlas.abilities/1",
-                title=f"Abilities ({d['model']}, fit {d['fit_id']})",
-                meta={"fit_id": d["fit_id"], "model": d["model"]},
-                notes=_diag_notes(d["diagnostics"])), output)
+    result = _stored(ctx, benchmark).abilities()
+    m = result.meta
+    emit(render_result(result, AGENT_COLUMNS, fmt,
+                       title=f"Abilities ({m['model']}, fit {m['fit_id']})"), output)
 
 
 @atlas_app.command("items")
 def items_cmd(ctx: typer.Context, benchmark: BenchmarkOption = None,
               fmt: FormatOption = OutputFormat.table, output: OutputOption = None) -> None:
     """Item (task) difficulties and discriminations of the latest stored fit."""
-    d = _stored(ctx, benchmark)
-    rows = sorted(d["items"], key=lambda r: (r["benchmark"], r["difficulty"], r["task_id"]))
-    emit(render(rows, ITEM_COLUMNS, fmt, schema="evalatlas.atlas.items/1",
-                title=f"Items ({d['model']}, fit {d['fit_id']})",
-                meta={"fit_id": d["fit_id"], "model": d["model"]},
-                notes=_diag_notes(d["diagnostics"])), output)
+    result = _stored(ctx, benchmark).item_table()
+    m = result.meta
+    emit(render_result(result, ITEM_COLUMNS, fmt,
+                       title=f"Items ({m['model']}, fit {m['fit_id']})"), output)
 
 
 @atlas_app.command("drift")
@@ -171,7 +152,7 @@ def drift_cmd(ctx: typer.Context, benchmark: BenchmarkOption = None,
     """Tasks seen with more than one task_version_hash, with the agents on each side."""
     from evalatlas import atlas
 
-    rows = _call(atlas.drift, db_path(ctx), benchmark=benchmark)
+    result = _call(atlas.drift, db_path(ctx), benchmark=benchmark)
 
     def versions(r: dict[str, Any]) -> str:
         return "; ".join(f"{(h['task_version_hash'] or 'null')[:12]}: {', '.join(h['agents'])}"
@@ -179,9 +160,7 @@ def drift_cmd(ctx: typer.Context, benchmark: BenchmarkOption = None,
 
     cols = [("benchmark", "benchmark"), ("task_id", "task"),
             ("hashes", "versions: agents", versions)]
-    notes = [] if rows else ["no task ran under more than one task_version_hash"]
-    emit(render(rows, cols, fmt, schema="evalatlas.atlas.drift/1", title="Task drift",
-                notes=notes), output)
+    emit(render_result(result, cols, fmt, title="Task drift"), output)
 
 
 @atlas_app.command("next-tasks")
@@ -196,13 +175,12 @@ def next_tasks_cmd(
     """The K tasks AGENT has not run that tell most about its ability (Fisher information)."""
     from evalatlas import atlas
 
-    rows = _call(atlas.suggest_tasks, agent, db_path(ctx), count=k, benchmark=benchmark)
+    result = _call(atlas.suggest_tasks, agent, db_path(ctx), count=k, benchmark=benchmark)
     cols = [("benchmark", "benchmark"), ("task_id", "task"),
             ("task_version_hash", "version", lambda r: (r["task_version_hash"] or "-")[:12]),
             ("information", "information"), ("difficulty", "difficulty"),
             ("predicted_success", "P(success)")]
-    emit(render(rows, cols, fmt, schema="evalatlas.atlas.next_tasks/1",
-                title=f"Next tasks for {agent}", meta={"agent": agent}), output)
+    emit(render_result(result, cols, fmt, title=f"Next tasks for {agent}"), output)
 
 
 @atlas_app.command("estimate")
@@ -225,9 +203,9 @@ def estimate_cmd(
                 from_description=from_description, description=description)
     d = est.to_dict()
     if fmt is OutputFormat.json:
-        emit(json.dumps({"schema": "evalatlas.atlas.estimate/1", **d}, indent=2,
-                        allow_nan=False, ensure_ascii=False) + "\n", output)
+        emit(json.dumps(d, indent=2, allow_nan=False, ensure_ascii=False) + "\n", output)
         return
+    del d["schema"]  # a table/CSV row of the estimate's fields
     cols = [("agent", "agent"), ("ability", "ability [95% CI]", lambda r: _ci(r, "ability")),
             ("predicted_success_rate", "predicted success rate [95% CI]",
              lambda r: _ci(r, "predicted_success_rate")),
@@ -251,22 +229,8 @@ def matrix_cmd(
 
     m = _call(atlas.matrix, db_path(ctx), benchmark=benchmark, cell=cell,  # type: ignore[arg-type]
               drift_mode=drift)  # type: ignore[arg-type]
-    rows = list(m.long_rows())
-    cols = ["agent", "agent_id", "benchmark", "task_id", "task_version_hash", "cell", "k",
-            "n", "value"]
-    if output.suffix.lower() == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.Table.from_pylist(rows) if rows else pa.table(
-            {c: pa.array([], pa.string()) for c in cols}), output)
-    else:
-        with output.open("w", newline="", encoding="utf-8") as fh:
-            fh.write(csv_line(cols))  # formulas neutralised, CR/LF quoted (evalatlas.text)
-            for r in rows:
-                fh.write(csv_line(redact_text(r[k]) if isinstance(r[k], str) else r[k]
-                                  for k in cols))
-    console.print(f"wrote {len(rows):,} cells ({m.n_agents} agents x {m.n_items} items) "
+    n_cells = m.write(output)  # Parquet or CSV (formulas neutralised, names redacted)
+    console.print(f"wrote {n_cells:,} cells ({m.n_agents} agents x {m.n_items} items) "
                   f"to {output}", markup=False, highlight=False)
 
 

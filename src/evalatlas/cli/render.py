@@ -14,7 +14,6 @@ footer names the columns it had to hide. This is the one table renderer of the C
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -23,6 +22,7 @@ from typing import Any, Literal
 from evalatlas.records.redact import redact_strings, redact_text
 from evalatlas.text import (
     csv_line,
+    fmt_value,
     json_safe,
     json_text_safe,
     markdown_table,
@@ -36,29 +36,6 @@ class OutputFormat(StrEnum):
     json = "json"
     csv = "csv"
     markdown = "markdown"
-
-
-def fmt_value(value: Any, digits: int = 3) -> str:
-    """Human formatting for tables: missing as "-", floats to ``digits`` significant places."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "-"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        if value != 0 and abs(value) < 10 ** -digits:
-            return f"{value:.2e}"
-        return f"{value:,.{digits}f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {fmt_value(v)}" for k, v in value.items()) or "-"
-    if isinstance(value, list | tuple):
-        return ", ".join(fmt_value(v) for v in value) or "-"
-    return str(value)
 
 
 @dataclass(frozen=True)
