@@ -9,12 +9,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from evalatlas import EvalAtlasError
 from evalatlas.cli.render import OutputFormat, safe_text
-from evalatlas.errors import EvalAtlasError
-from evalatlas.store.db import resolve_db_path
 
 if TYPE_CHECKING:
-    from evalatlas.api import Store
+    from evalatlas import Store
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
@@ -28,9 +27,11 @@ OutputOption = Annotated[
 ]
 
 
-def db_path(ctx: typer.Context) -> Path:
+def db_path(ctx: typer.Context) -> Path | None:
+    """The store named by ``--db`` (or ``$EVALATLAS_DB``); None lets the API choose its
+    default (``ea.open()``: ``$EVALATLAS_DB``, else ``./evalatlas.duckdb``)."""
     obj = ctx.obj or {}
-    return resolve_db_path(obj.get("db"))
+    return obj.get("db")
 
 
 def open_store(ctx: typer.Context, *, read_only: bool = False,
@@ -41,7 +42,7 @@ def open_store(ctx: typer.Context, *, read_only: bool = False,
     error saying so and how to ingest, instead of an empty table. Writers wait up to the
     global ``--wait SECONDS`` for another process's lock: the one place every writing
     command (ingest, judge, run ...) gets that option from."""
-    from evalatlas.api import open as open_db  # loaded by commands that open a store only
+    from evalatlas import open as open_db  # loaded by commands that open a store only
 
     obj = ctx.find_root().obj or ctx.obj or {}
     wait = 0.0 if read_only else float(obj.get("wait") or 0.0)

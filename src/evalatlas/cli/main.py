@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from evalatlas._version import __version__
+from evalatlas import __version__
 from evalatlas.cli.lazy import LazyGroup
 
 app = typer.Typer(
