@@ -1,37 +1,45 @@
-"""Store benchmark: JSONL ingest, EvalLog directories, summary (issue: the spine, section 7).
+"""Store benchmark: JSONL ingest at 1M, 3M and 10M episodes against DuckDB's own reader.
 
-Compared in one run, on the same file and machine:
+For each input size, in the same run, on the same file (interleaved, so load drifts hit
+both alike):
 
 - ``duckdb read_json``: DuckDB's own ``CREATE TABLE AS SELECT * FROM read_json(...)``
   into a file database: the practical ceiling;
-- ``evalatlas ingest``: :func:`evalatlas.store.ingest.ingest_paths` (its fast path for
-  clean JSONL, which still validates every record);
-- ``naive pydantic loader``: one ``EpisodeRecord.model_validate_json`` per line plus
-  ``executemany`` inserts, what users write by hand (run on a prefix of the file; its
-  rate is per record);
-- 10,000 EvalLog episode directories through ``ingest_paths``;
-- ``summary`` as the command computes it (one row per agent: Wilson interval, task-
-  clustered interval, pass@k) over the ingested store.
+- ``evalatlas ingest``: :func:`evalatlas.store.ingest.ingest_paths` into a fresh store
+  (its chunked fast path for clean JSONL, which still checks every record against the
+  contract, quarantines exactly what the exact path would, and commits one transaction
+  per chunk).
 
-Each measurement runs in a fresh subprocess, so peak RSS (``ru_maxrss``) is its own.
-Repeats give medians. Usage::
+Reported per size: median wall seconds of each, the ratio (DuckDB's seconds / evalatlas'
+seconds, i.e. evalatlas' rate as a fraction of DuckDB's), the ingest's peak RSS (each
+measurement runs in a fresh subprocess that reports its own ``ru_maxrss``), its CPU
+seconds and the store file size. Inputs are synthetic episodes (``synth.py``, ~900
+bytes each) written under ``--data-dir`` and deleted at the end unless ``--keep``.
 
-    .venv/bin/python benchmarks/bench_ingest.py [--n 1000000] [--repeats 3]
+``--extras`` adds, on the smallest size: ``summary`` over the ingested store, 10,000
+EvalLog episode directories through ``ingest_paths``, and the naive pydantic loader
+(one ``model_validate_json`` per line plus ``executemany``, on ``--naive-n`` lines).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_ingest.py --sizes 1000000,3000000,10000000 \\
+        --repeats 3 --max-repeated 3000000
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE / "_data"
 
 CHILD = r"""
 import json, resource, sys, time
@@ -40,6 +48,7 @@ kind, src, db = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 n_limit = int(sys.argv[4])
 t0 = time.perf_counter()
 n = 0
+extra = {}
 if kind == "duckdb":
     import duckdb
     con = duckdb.connect(db)
@@ -53,6 +62,8 @@ elif kind == "evalatlas":
     with Store(db) as store:
         rep = ingest_paths(store, [src])
     n = rep.episodes + rep.experiments
+    extra = {"fast_chunks": rep.fast_path_chunks, "declined": len(rep.fast_path_declined),
+             "rejected": rep.rejected}
 elif kind == "naive":
     import duckdb
     from evalatlas.records import EpisodeRecord
@@ -84,8 +95,9 @@ elif kind == "summary":
         rows = summary(store).rows  # what `evalatlas summary` runs
     n = sum(r["episodes"] for r in rows)
 secs = time.perf_counter() - t0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"n": n, "seconds": secs, "rss_mb": rss}))
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"n": n, "seconds": secs, "rss_mb": use.ru_maxrss / 1024,
+                  "cpu": use.ru_utime + use.ru_stime, **extra}))
 """
 
 
@@ -95,7 +107,9 @@ def run_child(kind: str, src: Path, db: Path, limit: int = 0) -> dict:
     start = out.stdout.rfind('{"n"')  # DuckDB's own progress bar may precede it
     if start < 0:
         raise RuntimeError(f"{kind} printed no result: {out.stdout[-500:]!r}")
-    return json.loads(out.stdout[start:].strip())
+    result = json.loads(out.stdout[start:].strip())
+    result["db_mb"] = db.stat().st_size / 1e6 if db.exists() else None
+    return result
 
 
 def fresh_db(tmp: Path, name: str) -> Path:
@@ -105,35 +119,41 @@ def fresh_db(tmp: Path, name: str) -> Path:
     return p
 
 
-def make_inputs(n: int) -> tuple[Path, Path, Path]:
+def episodes_file(data: Path, n: int) -> Path:
+    """The synthetic input of ``n`` episodes (written once, reused across runs)."""
     sys.path.insert(0, str(HERE))
     from synth import write_jsonl
 
-    DATA.mkdir(exist_ok=True)
-    episodes = DATA / f"episodes_{n}.jsonl"
-    if not episodes.exists():
-        write_jsonl(episodes, n)
-    experiments = DATA / "experiments_50.jsonl"
-    if not experiments.exists():
-        with experiments.open("w") as fh:
-            for a in range(50):
-                fh.write(json.dumps({
-                    "experiment_id": f"exp{a:04d}", "experiment_name": f"agent-{a}",
-                    "benchmark_name": "synthetic",
-                    "benchmark_subset": {"name": "synthetic", "n_tasks": 2000},
-                    "agent": {"name": f"agent-{a}", "llm_model": "claude-sonnet-4",
-                              "config": {"agent": a}}}) + "\n")
-    dirs = DATA / "evallog_10k"
-    if not dirs.exists():
-        from evalatlas.records import (
-            AgentInfo,
-            BenchmarkSubset,
-            EpisodeRecord,
-            EvalLog,
-            ExperimentRecord,
-        )
-        from synth import episode_dict
+    path = data / f"episodes_{n}.jsonl"
+    if not path.exists():
+        part = path.with_suffix(".part")
+        write_jsonl(part, n)
+        part.rename(path)
+    return path
 
+
+def extras_inputs(data: Path) -> tuple[Path, Path]:
+    """50 experiment records, and 10 EvalLog directories of 1,000 episodes each."""
+    from evalatlas.records import (
+        AgentInfo,
+        BenchmarkSubset,
+        EpisodeRecord,
+        EvalLog,
+        ExperimentRecord,
+    )
+    from synth import episode_dict
+
+    experiments = data / "experiments_50.jsonl"
+    with experiments.open("w") as fh:
+        for a in range(50):
+            fh.write(json.dumps({
+                "experiment_id": f"exp{a:04d}", "experiment_name": f"agent-{a}",
+                "benchmark_name": "synthetic",
+                "benchmark_subset": {"name": "synthetic", "n_tasks": 2000},
+                "agent": {"name": f"agent-{a}", "llm_model": "claude-sonnet-4",
+                          "config": {"agent": a}}}) + "\n")
+    dirs = data / "evallog_10k"
+    if not dirs.exists():
         rng = random.Random(1)
         for a in range(10):
             eid = f"direxp{a:02d}"
@@ -148,40 +168,84 @@ def make_inputs(n: int) -> tuple[Path, Path, Path]:
                 d["experiment_id"] = eid
                 eps.append(EpisodeRecord.model_validate(d))
             EvalLog(experiment=exp, episodes=eps).save(dirs / eid)
-    return episodes, experiments, dirs
+    return experiments, dirs
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.1f}/{five:.1f}/{fifteen:.1f}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--sizes", default="1000000,3000000,10000000",
+                    help="episode counts, comma-separated")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--naive-n", type=int, default=50_000)
+    ap.add_argument("--max-repeated", type=int, default=3_000_000,
+                    help="sizes above this run once (a 10M run takes minutes)")
+    ap.add_argument("--data-dir", type=Path, default=Path("/tmp/bench-ingest/data"))
+    ap.add_argument("--keep", action="store_true", help="keep the generated inputs")
+    ap.add_argument("--extras", action="store_true",
+                    help="also summary, EvalLog directories and the naive loader")
+    ap.add_argument("--naive-n", type=int, default=5_000)
     args = ap.parse_args()
-    episodes, experiments, dirs = make_inputs(args.n)
-    results: dict[str, list[dict]] = {}
-    with tempfile.TemporaryDirectory(dir=DATA) as tmp_:
-        tmp = Path(tmp_)
-        for _ in range(args.repeats):
-            results.setdefault("duckdb read_json", []).append(
-                run_child("duckdb", episodes, fresh_db(tmp, "duck.duckdb")))
-            db = fresh_db(tmp, "ea.duckdb")
-            run_child("evalatlas", experiments, db)
-            results.setdefault("evalatlas ingest (JSONL)", []).append(
-                run_child("evalatlas", episodes, db))
-            results.setdefault("evalatlas summary", []).append(run_child("summary", episodes, db))
-            results.setdefault("evalatlas ingest (10k EvalLog dirs)", []).append(
-                run_child("evalatlas", dirs, fresh_db(tmp, "dirs.duckdb")))
-        results["naive pydantic loader"] = [
-            run_child("naive", episodes, fresh_db(tmp, "naive.duckdb"), args.naive_n)]
-    base = statistics.median(r["n"] / r["seconds"] for r in results["duckdb read_json"])
-    print("| measurement | records | median s | records/s | vs duckdb read_json | "
-          "peak RSS MB |\n|---|---|---|---|---|---|")
-    for name, runs in results.items():
-        secs = statistics.median(r["seconds"] for r in runs)
-        n = runs[0]["n"]
-        rate = n / secs
-        rss = statistics.median(r["rss_mb"] for r in runs)
-        print(f"| {name} | {n:,} | {secs:.2f} | {rate:,.0f} | {rate / base:.2f}x | {rss:,.0f} |")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    data: Path = args.data_dir
+    data.mkdir(parents=True, exist_ok=True)
+    work = data / "stores"
+    work.mkdir(exist_ok=True)
+    print(f"{os.cpu_count()} cores; load average {load()} at start "
+          f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", flush=True)
+    rows = []
+    try:
+        for n in sizes:
+            src = episodes_file(data, n)
+            runs: dict[str, list[dict]] = {"duckdb": [], "evalatlas": []}
+            for _ in range(args.repeats if n <= args.max_repeated else 1):
+                for kind in ("duckdb", "evalatlas"):
+                    db = fresh_db(work, f"{kind}.duckdb")
+                    runs[kind].append(run_child(kind, src, db))
+                    print(f"  {n:,} {kind}: {runs[kind][-1]} load {load()}", flush=True)
+            duck = statistics.median(r["seconds"] for r in runs["duckdb"])
+            ours = statistics.median(r["seconds"] for r in runs["evalatlas"])
+            rows.append((n, src.stat().st_size / 1e9, len(runs["duckdb"]), duck, ours,
+                         max(r["rss_mb"] for r in runs["evalatlas"]),
+                         statistics.median(r["cpu"] for r in runs["evalatlas"]),
+                         statistics.median(r["cpu"] for r in runs["duckdb"]),
+                         runs["evalatlas"][-1]["db_mb"], runs["duckdb"][-1]["db_mb"],
+                         runs["evalatlas"][-1]["fast_chunks"],
+                         runs["evalatlas"][-1]["declined"]))
+            if args.extras and n == min(sizes):
+                experiments, dirs = extras_inputs(data)
+                db = fresh_db(work, "ea.duckdb")
+                run_child("evalatlas", experiments, db)
+                run_child("evalatlas", src, db)
+                for name, result in (
+                        ("summary", run_child("summary", src, db)),
+                        ("10k EvalLog dirs", run_child("evalatlas", dirs,
+                                                       fresh_db(work, "dirs.duckdb"))),
+                        ("naive loader", run_child("naive", src,
+                                                   fresh_db(work, "naive.duckdb"),
+                                                   args.naive_n))):
+                    print(f"  extra {name}: {result}", flush=True)
+            if not args.keep:
+                src.unlink()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            for p in data.glob("episodes_*"):
+                p.unlink()
+            (data / "experiments_50.jsonl").unlink(missing_ok=True)
+            shutil.rmtree(data / "evallog_10k", ignore_errors=True)
+    print(f"load average {load()} at end\n")
+    print("| episodes | input GB | runs | DuckDB read_json s | evalatlas ingest s | "
+          "ratio (evalatlas rate / DuckDB rate) | ingest peak RSS MB | ingest CPU s | "
+          "DuckDB CPU s | store MB (DuckDB table MB) | chunks (declined) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (n, gb, k, duck, ours, rss, cpu, dcpu, db_mb, duck_mb, chunks, declined) in rows:
+        print(f"| {n:,} | {gb:.2f} | {k} | {duck:.2f} | {ours:.2f} | {duck / ours:.2f} | "
+              f"{rss:,.0f} | {cpu:.1f} | {dcpu:.1f} | {db_mb:.1f} ({duck_mb:.1f}) | "
+              f"{chunks} ({declined}) |")
 
 
 if __name__ == "__main__":

@@ -138,3 +138,21 @@ def test_blank_line_and_duplicates_decline(tmp_path: Path) -> None:
     assert rep.fast_path_files == 0
     assert "blank lines" in rep.fast_path_declined[0]
     assert "duplicate trajectory_id" in rep.fast_path_declined[1]
+
+
+def test_fast_path_replaces_episodes_stored_before(tmp_path: Path) -> None:
+    """A changed file ingested again replaces its episodes (the delete runs because the
+    store already held episodes); a fresh store skips the delete and stores the same."""
+    recs = _records(40)
+    path = _write(tmp_path / "e.jsonl", recs)
+    with Store(tmp_path / "s.duckdb") as store:
+        first = ingest_paths(store, [path], fast=True)
+        for r in recs[:10]:
+            r["reward"], r["success"] = 1.0 - r["reward"], not r["success"]
+        _write(path, recs)
+        again = ingest_paths(store, [path], fast=True, force=True)
+        rewards = dict(store.con.execute(
+            "SELECT trajectory_id || '/' || experiment_id, reward FROM episodes").fetchall())
+        assert store.count("episodes") == 40
+    assert first.fast_path_files == again.fast_path_files == 1
+    assert rewards == {f"{r['trajectory_id']}/{r['experiment_id']}": r["reward"] for r in recs}

@@ -402,6 +402,10 @@ class FastJsonl:
             "SELECT current_setting('checkpoint_threshold')").fetchall()[0][0]
         self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
         self.con.execute("CREATE OR REPLACE TEMP TABLE _fast_seen (h UBIGINT, line BIGINT)")
+        # Chunks of one file never share a key (see commit), so only episodes stored
+        # before this file can be replaced: with none, no chunk scans the table for them.
+        self._replaces = bool(self.con.execute(
+            "SELECT EXISTS (SELECT 1 FROM episodes)").fetchall()[0][0])
         self.cur = self.con.cursor()
         self.cur.execute("SET enable_progress_bar = false")
         self._udfs = contextlib.ExitStack()
@@ -579,8 +583,9 @@ class FastJsonl:
             raise NotClean(f"duplicate trajectory_id with an earlier chunk: {dup}")
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
-                        f"(SELECT (experiment_id, trajectory_id) FROM {rows})")
+            if self._replaces:
+                con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
+                            f"(SELECT (experiment_id, trajectory_id) FROM {rows})")
             con.execute(f"""INSERT INTO episodes BY NAME
                 SELECT s.* EXCLUDE (_line),
                   coalesce(s.usage_model, x.llm_model) AS llm_model,
