@@ -243,3 +243,16 @@ def test_folder_with_other_inputs_is_read_source_by_source(tmp_path: Path) -> No
     assert detect(root).name == "swebench-pro"
     (root / "other.jsonl").write_text("")
     assert detect(root) is None
+
+
+def test_runs_with_more_instances_than_the_public_set_are_flagged(pro_store: Store) -> None:
+    """claude-opus-4-1-paper (891) and gemini-2-5-pro-preview-paper (955) hold 228 and 236
+    ids outside the 730 public instances the CSV covers (PROVENANCE): more tasks than the
+    names table's 731, so summary says so instead of showing full coverage."""
+    result = summary(pro_store, "experiment")
+    rows = {r["experiment"]: r for r in result.rows}
+    assert rows["claude-opus-4-1-paper"]["tasks_beyond_benchmark"] == 891 - 731
+    assert rows["gemini-2-5-pro-preview-paper"]["tasks_beyond_benchmark"] == 955 - 731
+    assert rows["gptoss-paper"]["tasks_beyond_benchmark"] is None
+    assert any(n.startswith("claude-opus-4-1-paper: 891 tasks, 160 more than the benchmark "
+                            "has (731)") for n in result.notes)

@@ -80,8 +80,8 @@ def group_rows(
         n, s, known = int(r["episodes"]), int(r["successes"]), int(r["outcome_known"])
         # the experiments' n_tasks, or the names table's size of the benchmark (larger wins:
         # an adapter that can only count what it saw must not hide missing tasks)
-        sizes = [int(v) for v in (r.get("benchmark_tasks"),
-                                  benchmark_tasks(r.get("benchmark_name"))) if v]
+        known_size = benchmark_tasks(r.get("benchmark_name"))
+        sizes = [int(v) for v in (r.get("benchmark_tasks"), known_size) if v]
         total = max(sizes) if sizes else None
         n_missing = max(0, total - int(r["tasks"])) if total else 0
         denom = known
@@ -103,6 +103,11 @@ def group_rows(
             "task_coverage": (f"{int(r['tasks'])} / {total}"
                               if total and int(r["tasks"]) < total else None),
             "missing_as_failures": bool(missing == "fail" and n_missing),
+            # more tasks than the names table says the benchmark has: instances of another
+            # split or set are mixed in (SWE-Bench Pro runs with held-out ids)
+            "tasks_beyond_benchmark": (int(r["tasks"]) - known_size
+                                       if known_size and int(r["tasks"]) > known_size
+                                       else None),
             "success_rate": s / denom if denom else None,
             "success_rate_ci_low": None if math.isnan(lo) else lo,
             "success_rate_ci_high": None if math.isnan(hi) else hi,
@@ -277,10 +282,17 @@ def merge_outcomes(rows: list[dict[str, Any]], outcomes: list[dict[str, Any]],
 
 
 def coverage_notes(rows: list[dict[str, Any]]) -> list[str]:
-    """A note per row whose reported tasks are fewer than the benchmark has."""
+    """A note per row whose reported tasks are fewer than the benchmark has, or more than
+    the names table says it has (:mod:`evalatlas.records.names`)."""
     notes = []
     for r in rows:
         total, seen = r.get("benchmark_tasks"), r.get("tasks")
+        extra = r.get("tasks_beyond_benchmark")
+        if extra:
+            name = next(iter(r.values()))
+            notes.append(f"{name}: {seen} tasks, {extra} more than the benchmark has "
+                         f"({seen - extra}): at least {extra} belong to another split or "
+                         "set, and the rate is over all of them")
         if total and seen is not None and seen < total:
             name = next(iter(r.values()))
             how = ("counted as failures (--missing fail)" if r.get("missing_as_failures")
