@@ -105,6 +105,10 @@ def test_items_next_tasks_estimate(swe_db: Path) -> None:
                 "tasks_observed"):
         assert key in est
     assert est["tasks_observed"] == 500
+    # measured, not predicted: no zero-width interval, and the note says why
+    assert est["predicted_success_rate_ci_low"] is None
+    assert est["predicted_success_rate_ci_high"] is None
+    assert any("measured, not predicted" in n for n in est["notes"])
     new = json.loads(_run(["--db", str(swe_db), "atlas", "estimate", "nobody", "-b",
                            "swe-bench-verified", "--format", "json"]))
     assert new["method"] == "population-prior" and new["tasks_observed"] == 0

@@ -125,8 +125,13 @@ def next_tasks(bank: ItemBank, items: np.ndarray, k: np.ndarray, n: np.ndarray,
 
 def predicted_rate(bank: ItemBank, items: np.ndarray, k: np.ndarray, n: np.ndarray,
                    theta: np.ndarray, cov: np.ndarray, population: np.ndarray,
-                   *, draws: int = 1000, seed: int = 0) -> tuple[float, float, float]:
-    """Predicted success rate over ``population`` items, with a 95% interval."""
+                   *, draws: int = 1000, seed: int = 0
+                   ) -> tuple[float, float | None, float | None]:
+    """Predicted success rate over ``population`` items, with a 95% interval.
+
+    When every population item was observed the rate is measured, not predicted: the
+    interval is ``(None, None)`` (issue #10: never a zero-width interval) and the caller
+    says why."""
     population = np.asarray(population, dtype=np.int64)
     if population.size == 0:
         raise AtlasError("no items to predict a success rate over")
@@ -138,8 +143,7 @@ def predicted_rate(bank: ItemBank, items: np.ndarray, k: np.ndarray, n: np.ndarr
     rest = population[~seen]
     total = population.size
     if rest.size == 0:
-        rate = observed / total
-        return rate, rate, rate
+        return observed / total, None, None
     p_hat = bank.prob(theta, rest)
     point = (observed + float(p_hat.sum())) / total
     bern_sd = math.sqrt(float(np.sum(p_hat * (1 - p_hat)))) / total

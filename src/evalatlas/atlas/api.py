@@ -235,6 +235,9 @@ def estimate(
             notes.append("no observed tasks: the population prior (run `atlas next-tasks`)")
     population = np.arange(bank.size)
     rate, lo, hi = predicted_rate(bank, items, k, n, theta, cov, population, seed=seed)
+    if lo is None:
+        notes.append("every task was observed: the success rate is measured, not predicted, "
+                     "so it has no prediction interval (use `summary` for its interval)")
     se = float(np.sqrt(cov[0, 0]))
     return AgentEstimate(
         agent=name, agent_id=agent_id, benchmark=bench, ability=float(theta[0]),

@@ -176,8 +176,8 @@ class AgentEstimate:
     ability_ci_low: float
     ability_ci_high: float
     predicted_success_rate: float
-    predicted_success_rate_ci_low: float
-    predicted_success_rate_ci_high: float
+    predicted_success_rate_ci_low: float | None
+    predicted_success_rate_ci_high: float | None
     tasks_observed: int
     n_tasks: int
     method: str

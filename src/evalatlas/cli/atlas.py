@@ -44,6 +44,8 @@ def _ci(row: dict[str, Any], key: str) -> str:
     v = row.get(key)
     if v is None:
         return "-"
+    if row.get(key + "_ci_low") is None and row.get(key + "_ci_high") is None:
+        return f"{fmt_value(v)} (no interval)"
     return (f"{fmt_value(v)} [{fmt_value(row.get(key + '_ci_low'))}, "
             f"{fmt_value(row.get(key + '_ci_high'))}]")
 
