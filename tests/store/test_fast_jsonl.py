@@ -156,3 +156,19 @@ def test_fast_path_replaces_episodes_stored_before(tmp_path: Path) -> None:
         assert store.count("episodes") == 40
     assert first.fast_path_files == again.fast_path_files == 1
     assert rewards == {f"{r['trajectory_id']}/{r['experiment_id']}": r["reward"] for r in recs}
+
+
+def test_fast_path_restores_the_store_settings(tmp_path: Path, data) -> None:
+    """The fast path lowers DuckDB's memory budget and raises the checkpoint threshold
+    while it writes; both are the store's own again afterwards."""
+    episodes, _ = data
+    with Store(tmp_path / "s.duckdb") as store:
+        def settings() -> list:
+            return store.con.execute(
+                "SELECT current_setting('memory_limit'), "
+                "current_setting('checkpoint_threshold')").fetchall()
+
+        before = settings()
+        rep = ingest_paths(store, [episodes], fast=True)
+        assert rep.fast_path_files == 1
+        assert settings() == before
