@@ -16,21 +16,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evalatlas.adapters.framework_report import CODE_QUALITY_KEYS
+
 RESULTS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "frameworks" \
     / "results"
 TIMEOUT_ANSWER = "Query timed out before producing an answer."
 
-CQ_KEYS = {
-    "Source Lines (SLOC)": "sloc", "Comment Ratio": "comment_ratio",
-    "Avg Cyclomatic Complexity": "avg_cyclomatic_complexity",
-    "Max Cyclomatic Complexity": "max_cyclomatic_complexity",
-    "Complexity Grade": "complexity_grade", "Maintainability Index": "maintainability_index",
-    "Maintainability Grade": "maintainability_grade", "Halstead Volume": "halstead_volume",
-    "Halstead Difficulty": "halstead_difficulty", "Halstead Bugs (est.)": "halstead_bugs",
-    "Total Imports": "num_imports", "Framework Imports": "num_framework_imports",
-    "Classes": "num_classes", "Functions": "num_functions",
-    "Type Annotation Coverage": "type_annotation_ratio",
-}
+CQ_KEYS = CODE_QUALITY_KEYS  # the report's labels, as the adapter reads them
 SECTIONS = {"Summary", "Derived Scorecard (0-100)", "Runtime Distribution",
             "Scenario-Specific Metrics", "Code Quality — Static Metrics",
             "Code Quality — LLM Code Review", "Per-Question Results"}

@@ -49,6 +49,7 @@ from evalatlas.metrics.outcomes import (
 from evalatlas.stats.bootstrap import bootstrap_ci
 from evalatlas.stats.bounded import bounded_mean_interval, nonnegative_mean_interval
 from evalatlas.stats.intervals import wilson_interval
+from evalatlas.text import fmt_value
 
 
 @dataclass
@@ -230,14 +231,8 @@ def tier_table(
 
 def _number(value: float, digits: int) -> str:
     """A cross-tier number as the tables show it: "-" when undefined, else ``digits``
-    decimals (scientific when smaller than that)."""
-    if math.isnan(value):
-        return "-"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if value != 0 and abs(value) < 10 ** -digits:
-        return f"{value:.2e}"
-    return f"{value:,.{digits}f}"
+    decimals (scientific when smaller than that); the one table formatter."""
+    return fmt_value(float(value), digits)
 
 
 def _cross_tier_note(report: TierReport, label: str, ddof: int) -> str:
