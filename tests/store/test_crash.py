@@ -47,16 +47,22 @@ def _run(db: Path, src: Path, mode: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, text=True)
 
 
-def test_sigkill_mid_ingest_keeps_whole_batches(tmp_path: Path, big_jsonl: Path) -> None:
-    db = tmp_path / "s.duckdb"
-    proc = _run(db, big_jsonl, "exact")
+def _kill_after(proc: subprocess.Popen, stored: int) -> None:
+    """SIGKILL the ingest once it reports at least ``stored`` episodes; fail if it
+    finished first (then the test would check nothing)."""
     assert proc.stdout is not None
     for line in proc.stdout:
-        if line.strip().isdigit() and int(line) >= 3 * BATCH + 500:
+        if line.strip().isdigit() and int(line) >= stored:
             os.kill(proc.pid, signal.SIGKILL)
             break
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL, "ingest finished before it could be killed"
+
+
+def test_sigkill_mid_ingest_keeps_whole_batches(tmp_path: Path, big_jsonl: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    proc = _run(db, big_jsonl, "exact")
+    _kill_after(proc, 3 * BATCH + 500)
     with Store(db) as store:
         n = store.count("episodes")
         committed = store.query("SELECT coalesce(sum(n_episodes), 0) AS n FROM ingest_batches")
@@ -117,13 +123,7 @@ def test_sigkill_between_fast_chunks_keeps_whole_chunks(tmp_path: Path, big_json
     db = tmp_path / "s.duckdb"
     cmd = [sys.executable, "-c", CHUNKED, str(db), str(big_jsonl), str(chunk_bytes)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.strip().isdigit() and int(line) >= sizes[0]:
-            os.kill(proc.pid, signal.SIGKILL)
-            break
-    proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL, "ingest finished before it could be killed"
+    _kill_after(proc, sizes[0])
     with Store(db) as store:
         n = store.count("episodes")
         batches = store.query("SELECT n_episodes FROM ingest_batches ORDER BY batch_id")

@@ -410,16 +410,19 @@ def is_pro_folder(path: Path) -> bool:
     return bool(csvs) and bool(runs) and not other
 
 
-def _phi(a: dict[str, bool], b: dict[str, bool]) -> tuple[float | None, float, int]:
+def _phi(a: dict[str, bool], b: dict[str, bool]
+         ) -> tuple[float | None, float | None, int]:
     """Phi (Matthews) correlation, agreement and count over the shared instances; phi is
     None when either side is constant there."""
     shared = a.keys() & b.keys()
+    if not shared:  # nothing to compare: no agreement figure, not 0%
+        return None, None, 0
     n11 = sum(1 for i in shared if a[i] and b[i])
     n10 = sum(1 for i in shared if a[i] and not b[i])
     n01 = sum(1 for i in shared if b[i] and not a[i])
     n00 = len(shared) - n11 - n10 - n01
     den = math.sqrt((n11 + n10) * (n01 + n00) * (n11 + n01) * (n10 + n00))
-    agree = (n11 + n00) / len(shared) if shared else 0.0
+    agree = (n11 + n00) / len(shared)
     return ((n11 * n00 - n10 * n01) / den if den else None), agree, len(shared)
 
 
@@ -498,7 +501,7 @@ def _choose_model(group: list[_ProRun], others: list[list[_ProRun]]
     evidence: dict[str, tuple[float, float, int, str]] = {}
     for other in others:
         phi, agree, n = _phi(outcomes, other[0].outcomes)
-        if phi is None or n < EVIDENCE_MIN_SHARED:
+        if phi is None or agree is None or n < EVIDENCE_MIN_SHARED:
             continue
         for m in {r.model for r in other} & set(models):
             if m not in evidence or phi > evidence[m][0]:
