@@ -7,7 +7,10 @@ a :class:`Problem` naming the file, the line and the field; the other lines are 
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from evalatlas.adapters.jsonl_stream import (
     display_name,
     head_of,
     iter_chunks,
+    iter_plain_chunks,
     open_stream,
 )
 from evalatlas.errors import InputError, Problem
@@ -141,10 +145,15 @@ def iter_file_chunks(path: Path | str, source: str, *, chunk_bytes: int = DEFAUL
     any_line = False
     with fh:
         try:
-            for chunk in iter_chunks(fh, max_line_bytes=lim.max_line_bytes,
-                                     chunk_bytes=chunk_bytes,
-                                     max_total_bytes=lim.max_file_bytes,
-                                     hasher=hasher):  # type: ignore[arg-type]
+            plain = (str(path) != STDIN and isinstance(fh, io.BufferedReader)
+                     and stat.S_ISREG(os.fstat(fh.fileno()).st_mode))
+            chunks = (iter_plain_chunks(fh, max_line_bytes=lim.max_line_bytes,
+                                        chunk_bytes=chunk_bytes, hasher=hasher)  # type: ignore[arg-type]
+                      if plain else
+                      iter_chunks(fh, max_line_bytes=lim.max_line_bytes,
+                                  chunk_bytes=chunk_bytes, max_total_bytes=lim.max_file_bytes,
+                                  hasher=hasher))  # type: ignore[arg-type]
+            for chunk in chunks:
                 any_line = True
                 yield chunk
         except StreamError as exc:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -102,6 +103,79 @@ def head_of(path: Path, n: int = 64 * 1024) -> bytes:
         return b""
 
 
+def iter_plain_chunks(
+    fh: BinaryIO,
+    *,
+    max_line_bytes: int,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    hasher: hashlib._Hash | None = None,
+) -> Iterator[Chunk]:
+    """:func:`iter_chunks` for a plain (uncompressed) regular file, the same chunks
+    cheaper: each chunk is one ``pread`` of whole lines (its end found by a short read
+    at the target size), counted in C, where the streaming cutter copies every block
+    through Python several times (measured: 2.3 of ~25 CPU s per million episodes).
+
+    Anything unusual (a line over ``max_line_bytes``, or no line end within it) hands
+    the rest of the file, from the start of that chunk, to :func:`iter_chunks`, which
+    measures every line as it streams.
+    """
+    fd = fh.fileno()
+    size = os.fstat(fd).st_size
+    pos = len(_BOM) if os.pread(fd, len(_BOM), 0) == _BOM else 0
+    if hasher is not None and pos:
+        hasher.update(_BOM)
+    line = 1
+    while pos < size:
+        end = _line_end(fd, min(size, pos + chunk_bytes), size, max_line_bytes)
+        if end is None or (end - pos > max_line_bytes and _longest_line(
+                os.pread(fd, end - pos, pos)) > max_line_bytes):
+            fh.seek(pos)
+            yield from iter_chunks(fh, max_line_bytes=max_line_bytes,
+                                   chunk_bytes=chunk_bytes, hasher=hasher,
+                                   first_line=line, strip_bom=False)
+            return
+        data = os.pread(fd, end - pos, pos)
+        if len(data) != end - pos:  # the file shrank under us: stream what is there
+            fh.seek(pos)
+            yield from iter_chunks(fh, max_line_bytes=max_line_bytes,
+                                   chunk_bytes=chunk_bytes, hasher=hasher,
+                                   first_line=line, strip_bom=False)
+            return
+        if hasher is not None:
+            hasher.update(data)
+        if not data.endswith(b"\n"):  # the last line has no newline: it is a line
+            data += b"\n"
+        n = data.count(b"\n")
+        yield Chunk(line, data, n)
+        line += n
+        pos = end
+
+
+def _line_end(fd: int, target: int, size: int, max_line_bytes: int) -> int | None:
+    """The offset just past the first newline at or after ``target - 1`` (``size`` at
+    the end of the file); None when no newline comes within ``max_line_bytes``."""
+    if target >= size:
+        return size
+    at = target - 1
+    while at < size and at - target <= max_line_bytes:
+        block = os.pread(fd, 64 * 1024, at)
+        nl = block.find(b"\n")
+        if nl >= 0:
+            return at + nl + 1
+        at += len(block)
+    return size if at >= size else None
+
+
+def _longest_line(data: bytes) -> int:
+    """Length of the longest line of ``data`` (only needed when a limit is below the
+    chunk size)."""
+    import numpy as np
+
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    bounds = np.concatenate(([-1], ends, [len(data)]))
+    return int((np.diff(bounds) - 1).max())
+
+
 def iter_chunks(
     fh: BinaryIO,
     *,
@@ -109,23 +183,25 @@ def iter_chunks(
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     max_total_bytes: int | None = None,
     hasher: hashlib._Hash | None = None,
+    first_line: int = 1,
+    strip_bom: bool = True,
 ) -> Iterator[Chunk]:
     """Cut ``fh`` into chunks of whole lines; see the module docstring.
 
     ``hasher`` is fed every byte read (the content hash of the input, for free).
     Stops (raising :class:`StreamError` after the last complete chunk) when more than
-    ``max_total_bytes`` arrive.
+    ``max_total_bytes`` arrive. ``first_line`` and ``strip_bom`` let
+    :func:`iter_plain_chunks` hand over in the middle of a file.
     """
     block_size = max(1, min(_BLOCK, max_line_bytes))
     out = bytearray()
     out_lines = 0
-    first_line = 1
-    line = 1  # number of the line being assembled
+    line = first_line  # number of the line being assembled
     partial = bytearray()
     skipping: int | None = None  # bytes of an oversized line seen so far
     oversized: dict[int, int] = {}
     total = 0
-    first = True
+    first = strip_bom
 
     def emit() -> Chunk:
         nonlocal out, out_lines, first_line, oversized

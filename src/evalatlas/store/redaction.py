@@ -154,19 +154,50 @@ def redact_batch_in_place(con: duckdb.DuckDBPyConnection, table: str, batch_id: 
     return int(n)
 
 
-def redacted_columns(table: str, types: dict[str, str]) -> list[str]:
+def redacted_columns(table: str, types: dict[str, str], gate: str | None = None
+                     ) -> list[str]:
     """SQL select-list items, one per column of ``types`` (name -> DuckDB type) in order,
     that redact the text cells of rows of ``table`` (only matching cells call Python).
-    Use inside :func:`redaction_functions`."""
+    ``gate``: a boolean column (see :func:`row_gate`) false for rows no cell of which
+    can match, so those rows skip the per-cell scans. Use inside
+    :func:`redaction_functions`."""
     skip = _skipped(table)
     exprs = []
     for col, kind in types.items():
         if kind in _TEXT_TYPES and col not in skip:
             cond, fix = _match_and_fix(col, kind)
+            if gate is not None:
+                cond = f"{gate} AND {cond}"
             exprs.append(f'CASE WHEN {cond} THEN {fix} ELSE "{col}" END AS "{col}"')
         else:
             exprs.append(f'"{col}"')
     return exprs
+
+
+def row_gate(table: str, types: dict[str, str]) -> str:
+    """SQL: true when some text cell of the row may need redaction (one scan of the
+    row's cells joined by a control character, instead of one per cell: measured ~0.06
+    of ~0.1 s per 32 MB chunk went to the per-cell scans).
+
+    It never misses a cell :func:`redacted_columns` would change: each cell is a
+    substring of the joined text, and where :data:`PREFILTER` anchors to a cell's start
+    or end (``^``, ``$``), the separator matches the alternative (``[^a-z0-9]``,
+    ``[^s]``)."""
+    skip = _skipped(table)
+    texts, jsons = [], []
+    for col, kind in types.items():
+        if kind not in _TEXT_TYPES or col in skip:
+            continue
+        if kind == "VARCHAR[]":
+            texts.append(f'array_to_string("{col}", chr(10))')
+        elif kind == "JSON":
+            texts.append(f'CAST("{col}" AS VARCHAR)')
+            jsons.append(f'CAST("{col}" AS VARCHAR)')
+        else:
+            texts.append(f'"{col}"')
+    joined = f"concat_ws(chr(31), {', '.join(texts)})"
+    escapes = f"contains(concat_ws(chr(31), {', '.join(jsons)}), '\\u')" if jsons else "false"
+    return f"(regexp_matches({joined}, {_sql_pattern()}) OR {escapes})"
 
 
 def redacted_select(con: duckdb.DuckDBPyConnection, table: str) -> str:
