@@ -66,7 +66,7 @@ from evalatlas.store.db import DEFAULT_MEMORY_LIMIT, ENV_MEMORY, Store
 from evalatlas.store.fast_schema import checker
 from evalatlas.store.redaction import (
     column_types,
-    redacted_columns,
+    redact_flagged,
     redaction_functions,
     row_gate,
 )
@@ -320,9 +320,12 @@ def _typed_columns() -> tuple[str, str, str]:
 
 
 _READ_COLUMNS, _CONVERTED, _TYPED = _typed_columns()
+_PLAIN_TYPES = {**_EPISODE_FIELDS, "tool_names": "VARCHAR[]", "retrieved_sources": "VARCHAR[]",
+                "expected_sources": "VARCHAR[]", "scores": "MAP(VARCHAR, DOUBLE)"}
 _PLAIN_COLUMNS = "{" + ", ".join(f"{_sql_str(k)}: {_sql_str(t)}"
-                                 for k, t in _EPISODE_FIELDS.items()) + "}"
-"""The typed read of a chunk msgspec checked (its coercions can no longer hide anything)."""
+                                 for k, t in _PLAIN_TYPES.items()) + "}"
+"""The typed read of a chunk msgspec checked (its coercions can no longer hide anything,
+and lists of strings and the scores map are read as such, not re-parsed from text)."""
 
 
 # -- 2. typed read and checks ----------------------------------------------------------
@@ -438,11 +441,14 @@ def _openers(col: str) -> str:
 
 def _free_flags(max_depth: int) -> str:
     """Cheap upper bounds for depth and overflow in the free-form JSON (the exact path
-    decides when a bound is hit)."""
+    decides when a bound is hit). Openers are only counted in rows whose free-form text
+    is longer than ``max_depth`` (shorter text cannot nest deeper): counting them in
+    every row cost a fifth of the chunk's read."""
     free = ("extra", "findings", "investigation_metadata", "verifier")
     deep = " + ".join(_openers(c) for c in free)
+    size = " + ".join(f"coalesce(strlen({c}::VARCHAR), 0)" for c in free)
     text = " || ".join(f"coalesce({c}::VARCHAR, '')" for c in free)
-    return f"""({deep}) > {max_depth} AS _maybe_deep,
+    return f"""({size}) > {max_depth} AND ({deep}) > {max_depth} AS _maybe_deep,
       regexp_matches({text}, '{_HUGE}') AS _maybe_huge"""
 
 
@@ -637,13 +643,8 @@ class FastJsonl:
             read_error: duckdb.Error | None = None
             try:
                 self._stage(rows, f"""(
-                    SELECT * EXCLUDE (ordinality, tool_names, retrieved_sources,
-                                      expected_sources, scores),
+                    SELECT * EXCLUDE (ordinality),
                       ordinality + {chunk.first_line - 1} AS _line,
-                      tool_names::VARCHAR[] AS tool_names,
-                      retrieved_sources::VARCHAR[] AS retrieved_sources,
-                      expected_sources::VARCHAR[] AS expected_sources,
-                      json_transform(scores, '"MAP(VARCHAR, DOUBLE)"') AS scores,
                       true AS _types_ok, false AS _bad_list, false AS _bad_scores,
                       {_free_flags(self.max_depth)}
                     FROM read_json({src}, format='newline_delimited',
@@ -666,14 +667,11 @@ class FastJsonl:
         return Prepared(chunk, table=rows, other_lines=other_lines, n=n)
 
     def _stage(self, rows: str, source: str) -> None:
-        """Create ``rows``: the redacted episodes rows of the typed read ``source``, with
-        ``_line`` and ``_problem``."""
-        redacted = ", ".join(redacted_columns("episodes", self._row_types,
-                                              gate="_maybe_secret"))
+        """Create ``rows``: the episodes rows of the typed read ``source``, with
+        ``_line``, ``_problem`` and ``_maybe_secret`` (see :meth:`_check`)."""
         gate = row_gate("episodes", self._row_types)
-        self.cur.execute(f"CREATE TABLE {rows} AS SELECT {redacted}, _line, _problem "
-                         f"FROM (SELECT *, {gate} AS _maybe_secret "
-                         f"FROM ({_select_rows(source)}))")
+        self.cur.execute(f"CREATE TABLE {rows} AS SELECT *, {gate} AS _maybe_secret "
+                         f"FROM ({_select_rows(source)})")
 
     def _clean(self, data: bytes, n_lines: int) -> bool:
         return checker()(data, n_lines)
@@ -718,10 +716,13 @@ class FastJsonl:
     def _check(self, rows: str, src: str) -> int:
         """Step 2's verdict on the staged rows: their number, or NotClean with every
         reason (and how many rows have it)."""
-        n, dups, problems = self.cur.execute(
+        n, dups, problems, secret = self.cur.execute(
             f"SELECT count(*), count(*) - count(DISTINCT (experiment_id, trajectory_id)), "
-            f"list(_problem) FILTER (WHERE _problem IS NOT NULL) FROM {rows}").fetchall()[0]
+            f"list(_problem) FILTER (WHERE _problem IS NOT NULL), "
+            f"count(*) FILTER (WHERE _maybe_secret) FROM {rows}").fetchall()[0]
         if not problems and not dups:
+            if secret:  # redact the few rows that may hold a credential, in place
+                redact_flagged(self.cur, rows, self._row_types, "_maybe_secret")
             return int(n)
         counts = {name: 0 for name, _ in _PROBLEMS}
         for name in problems or ():
@@ -810,7 +811,7 @@ class FastJsonl:
                 con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
                             f"(SELECT (experiment_id, trajectory_id) FROM {rows})")
             con.execute(f"""INSERT INTO episodes BY NAME
-                SELECT s.* EXCLUDE (_line, _problem),
+                SELECT s.* EXCLUDE (_line, _problem, _maybe_secret),
                   coalesce(s.usage_model, x.llm_model) AS llm_model,
                   {_sql_str(self.source)} AS source_file, {int(batch_id)} AS ingest_batch
                 FROM {rows} s

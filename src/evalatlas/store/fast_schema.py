@@ -89,16 +89,34 @@ def _build() -> Callable[[bytes, int], bool] | None:
     def clean(data: bytes, n_lines: int) -> bool:
         """True when each of the ``n_lines`` lines of ``data`` is an episode whose keys
         and JSON types the fast path accepts (False: let the shape pass look; a blank
-        line, which msgspec skips, is one reason)."""
+        line, which msgspec skips, is one reason).
+
+        Decoded in slices of about :data:`SLICE_BYTES` of whole lines: msgspec holds the
+        GIL for a whole call, and a 32 MB call (~0.2 s) stalled the thread committing
+        the previous chunk between its DuckDB calls (measured: commits took 2.5x their
+        CPU time in wall time)."""
+        view = memoryview(data)
+        n = 0
+        start = 0
+        size = len(data)
         try:
-            records = decoder.decode_lines(data)
+            while start < size:
+                end = data.find(b"\n", min(size, start + SLICE_BYTES) - 1)
+                end = size if end < 0 else end + 1
+                records = decoder.decode_lines(view[start:end])
+                n += len(records)
+                if any(r.findings is not None and r.findings.type_ for r in records):
+                    return False
+                start = end
         except errors:
             return False
-        return len(records) == n_lines and not any(
-            r.findings is not None and r.findings.type_ for r in records)
+        return n == n_lines
 
     return clean
 
+
+SLICE_BYTES = 1 << 20
+"""How much msgspec decodes per call (see ``clean``)."""
 
 _checker: list[Callable[[bytes, int], bool]] = []
 

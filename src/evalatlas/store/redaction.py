@@ -154,24 +154,35 @@ def redact_batch_in_place(con: duckdb.DuckDBPyConnection, table: str, batch_id: 
     return int(n)
 
 
-def redacted_columns(table: str, types: dict[str, str], gate: str | None = None
-                     ) -> list[str]:
+def redacted_columns(table: str, types: dict[str, str]) -> list[str]:
     """SQL select-list items, one per column of ``types`` (name -> DuckDB type) in order,
     that redact the text cells of rows of ``table`` (only matching cells call Python).
-    ``gate``: a boolean column (see :func:`row_gate`) false for rows no cell of which
-    can match, so those rows skip the per-cell scans. Use inside
-    :func:`redaction_functions`."""
+    Use inside :func:`redaction_functions`."""
     skip = _skipped(table)
     exprs = []
     for col, kind in types.items():
         if kind in _TEXT_TYPES and col not in skip:
             cond, fix = _match_and_fix(col, kind)
-            if gate is not None:
-                cond = f"{gate} AND {cond}"
             exprs.append(f'CASE WHEN {cond} THEN {fix} ELSE "{col}" END AS "{col}"')
         else:
             exprs.append(f'"{col}"')
     return exprs
+
+
+def redact_flagged(con: duckdb.DuckDBPyConnection, staged: str, types: dict[str, str],
+                   flag: str, table: str = "episodes") -> None:
+    """Redact, in place, the text cells of the rows of ``staged`` (rows of ``table`` with
+    columns ``types``) whose boolean column ``flag`` (:func:`row_gate`) is true. Why
+    after staging: most rows hold no credential-like text, and rewriting every cell of
+    every row through a CASE cost ~15% of the fast path's read. Use inside
+    :func:`redaction_functions`."""
+    skip = _skipped(table)
+    sets = []
+    for col, kind in types.items():
+        if kind in _TEXT_TYPES and col not in skip:
+            cond, fix = _match_and_fix(col, kind)
+            sets.append(f'"{col}" = CASE WHEN {cond} THEN {fix} ELSE "{col}" END')
+    con.execute(f"UPDATE {staged} SET {', '.join(sets)} WHERE {flag}")
 
 
 def row_gate(table: str, types: dict[str, str]) -> str:
