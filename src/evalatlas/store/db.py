@@ -9,15 +9,18 @@ nothing and a retried episode replaces the earlier one.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from evalatlas.errors import Problem, StoreError
 from evalatlas.store.costs import complete_batch
@@ -39,17 +42,23 @@ ENV_MEMORY = "EVALATLAS_MEMORY_LIMIT"
 DEFAULT_MEMORY_LIMIT = "1GB"
 """DuckDB's own budget (it spills to disk beyond it), so ingest memory stays bounded."""
 
-_ARROW_TYPES: dict[str, pa.DataType] = {
-    "VARCHAR": pa.string(),
-    "JSON": pa.string(),
-    "DOUBLE": pa.float64(),
-    "BIGINT": pa.int64(),
-    "INTEGER": pa.int32(),
-    "BOOLEAN": pa.bool_(),
-    "VARCHAR[]": pa.list_(pa.string()),
-    "DOUBLE[]": pa.list_(pa.float64()),
-    "TIMESTAMP": pa.timestamp("us"),
-}
+@functools.cache
+def _arrow_types() -> dict[str, pa.DataType]:
+    """DuckDB column type -> Arrow type (pyarrow is imported on first use: it is a
+    tenth of a second of start-up that the fast JSONL path never needs)."""
+    import pyarrow as pa
+
+    return {
+        "VARCHAR": pa.string(),
+        "JSON": pa.string(),
+        "DOUBLE": pa.float64(),
+        "BIGINT": pa.int64(),
+        "INTEGER": pa.int32(),
+        "BOOLEAN": pa.bool_(),
+        "VARCHAR[]": pa.list_(pa.string()),
+        "DOUBLE[]": pa.list_(pa.float64()),
+        "TIMESTAMP": pa.timestamp("us"),
+    }
 
 
 SMALL_BATCH = 512
@@ -165,9 +174,11 @@ class Store:
 
     # -- writing --------------------------------------------------------------
     def _schema(self, table: str, columns: list[str]) -> pa.Schema:
+        import pyarrow as pa
+
         if table not in self._schemas:
             types = {r[0]: r[1] for r in self.con.execute(f"DESCRIBE {table}").fetchall()}
-            self._schemas[table] = pa.schema([(c, _ARROW_TYPES[types[c]]) for c in columns])
+            self._schemas[table] = pa.schema([(c, _arrow_types()[types[c]]) for c in columns])
         return self._schemas[table]
 
     def _types(self, table: str) -> dict[str, str]:
@@ -183,6 +194,8 @@ class Store:
         if len(rows) <= SMALL_BATCH:
             self._insert_small(table, columns, rows)
             return
+        import pyarrow as pa
+
         schema = self._schema(table, columns)
         cols = list(zip(*rows, strict=True))
         arrays = [pa.array(list(col), type=schema.field(i).type) for i, col in enumerate(cols)]
