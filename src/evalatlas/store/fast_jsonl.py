@@ -10,29 +10,38 @@ construction. ``tests/store/test_bad_inputs.py`` runs every corpus case through 
 
 Per chunk (about 32 MB of whole lines, see :mod:`evalatlas.adapters.jsonl_stream`):
 
-1. **Shape pass** (one parse, on a private in-memory instance because deep input can
-   invalidate a DuckDB instance): ``json_keys`` and ``json_type`` of every line, grouped,
-   so Python checks a handful of distinct shapes against the contract: every key known
-   at the closed levels (top, ``usage``, ``judge_usage``, ``verifier``, ``findings``'
-   named keys), every value of the JSON type the contract wants (an integer where a
-   count goes, so ``2.5`` or ``true`` never reaches a BIGINT cast; a number for
-   ``reward``, never a boolean or string; an object for ``extra``; strings in
-   ``tool_names``). Lines that are experiment records or measurements are picked out
-   here and go through the exact path, so mixed files keep the fast path for their
-   episodes. Lines that might be too deep or hold a number no double can hold
-   (``1e999``) are flagged by cheap upper bounds and declined.
-2. **Typed read** of the lines into a staging table (at the same time as the shape
-   pass, on another thread), then SQL checks: required fields, finite numbers, ranges
-   (no negatives, reward in [0, 1], attempt fits INTEGER), safe trajectory ids, status,
-   ``success`` = ``reward > 0``, no duplicate key within the chunk; then the episodes
-   rows, redacted (:func:`evalatlas.store.redaction.redacted_columns`).
+1. **Keys and JSON types**, by msgspec's strict decoder (:mod:`evalatlas.store.fast_schema`,
+   generated from :data:`_EPISODE_SPEC`): every key known at the closed levels (top,
+   ``usage``, ``judge_usage``, ``verifier``; ``findings`` is open but for ``_type``),
+   every value of the JSON type the contract wants (an integer where a count goes, so
+   ``2.5`` or ``true`` never reaches a BIGINT cast; a number for ``reward``, never a
+   boolean or string; an object for ``extra``; strings in ``tool_names``). DuckDB's
+   typed read coerces all of these silently, so this check is what makes its values
+   trustworthy. A chunk msgspec does not vouch for (experiment records mixed in, a
+   wrong type, a blank line, no msgspec) takes the **shape pass** instead: ``json_keys``
+   and ``json_type`` of every line on a private DuckDB instance (deep input can
+   invalidate one), grouped, checked in Python (:func:`check_shapes`), which names the
+   offending field and picks out experiment records and measurements so they go
+   through the exact path while mixed files keep the fast path for their episodes;
+   beside it a typed read that checks each scalar's JSON type from its text.
+2. **One query** (at the same time as step 1, on another thread) reads the chunk with
+   DuckDB's typed ``read_json`` straight into episodes rows (mirroring
+   ``store.rows.episode_row``) in an in-memory table, with per row the first problem
+   that needs the exact path (:data:`_PROBLEMS`: required fields, finite numbers,
+   ranges, safe trajectory ids, status, ``success`` = ``reward > 0``, cheap upper
+   bounds for depth and for numbers no double holds) and whether any text cell may hold
+   a credential (:func:`evalatlas.store.redaction.row_gate`); then one aggregate gives
+   the verdict (no problem, no duplicate key in the chunk) and the few flagged rows are
+   redacted in place (:func:`evalatlas.store.redaction.redact_flagged`).
 3. **Commit**: no key taken by an earlier chunk of the file, then delete-then-insert
    into ``episodes`` plus the batch row, in one transaction per chunk (the exact path's
    guarantee per batch).
 
-Steps 1-2 of chunk k+1 run in a worker thread while chunk k commits (DuckDB releases
-the GIL), so ingest uses two cores; commits stay in file order. At most
-:data:`IN_FLIGHT` chunks are staged at a time, in an in-memory database attached to the
+Steps 1-2 run in :data:`PREPARERS` threads, on two chunks at a time, while the caller
+commits the chunk before (DuckDB releases the GIL; msgspec holds it, so it decodes in
+1 MB slices); commits stay in file order. The store's DuckDB runs each query in the
+thread that issues it (``threads = 1`` while the fast path writes). At most
+:data:`IN_FLIGHT` chunks are read ahead, staged in an in-memory database attached to the
 store's instance (so the store's memory limit covers them too).
 
 Memory is bounded by the chunk, not the file. Known difference: DuckDB keeps the JSON
