@@ -127,15 +127,10 @@ def iter_plain_chunks(
     line = 1
     while pos < size:
         end = _line_end(fd, min(size, pos + chunk_bytes), size, max_line_bytes)
-        if end is None or (end - pos > max_line_bytes and _longest_line(
-                os.pread(fd, end - pos, pos)) > max_line_bytes):
-            fh.seek(pos)
-            yield from iter_chunks(fh, max_line_bytes=max_line_bytes,
-                                   chunk_bytes=chunk_bytes, hasher=hasher,
-                                   first_line=line, strip_bom=False)
-            return
-        data = os.pread(fd, end - pos, pos)
-        if len(data) != end - pos:  # the file shrank under us: stream what is there
+        data = os.pread(fd, end - pos, pos) if end is not None else b""
+        n, longest = _newlines(data)
+        if end is None or len(data) != end - pos or longest > max_line_bytes:
+            # a line over the limit, or the file shrank under us: stream the rest
             fh.seek(pos)
             yield from iter_chunks(fh, max_line_bytes=max_line_bytes,
                                    chunk_bytes=chunk_bytes, hasher=hasher,
@@ -145,7 +140,7 @@ def iter_plain_chunks(
             hasher.update(data)
         if not data.endswith(b"\n"):  # the last line has no newline: it is a line
             data += b"\n"
-        n = data.count(b"\n")
+            n += 1
         yield Chunk(line, data, n)
         line += n
         pos = end
@@ -166,14 +161,18 @@ def _line_end(fd: int, target: int, size: int, max_line_bytes: int) -> int | Non
     return size if at >= size else None
 
 
-def _longest_line(data: bytes) -> int:
-    """Length of the longest line of ``data`` (only needed when a limit is below the
-    chunk size)."""
+def _newlines(data: bytes) -> tuple[int, int]:
+    """(number of newlines, length of the longest line) of ``data``, vectorised in
+    4 MiB pieces (a bool array per piece, not per chunk)."""
     import numpy as np
 
-    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-    bounds = np.concatenate(([-1], ends, [len(data)]))
-    return int((np.diff(bounds) - 1).max())
+    buf = np.frombuffer(data, dtype=np.uint8)
+    step = 4 * MiB
+    ends = [np.flatnonzero(buf[i:i + step] == 10) + i for i in range(0, len(buf), step)]
+    at = np.concatenate([np.array([-1], dtype=np.int64), *ends,
+                         np.array([len(buf) - 1 if len(buf) and buf[-1] == 10 else len(buf)],
+                                  dtype=np.int64)])
+    return sum(len(e) for e in ends), int((np.diff(at) - 1).max()) if len(at) > 1 else 0
 
 
 def iter_chunks(
