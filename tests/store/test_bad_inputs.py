@@ -202,11 +202,23 @@ def _parity_file(tmp: Path, name: str) -> Path:
     return p
 
 
+_JSON_COLUMNS = ("scores", "extra", "judge_usage", "verifier", "findings",
+                 "investigation_metadata")
+
+
+def _same_json(row: dict) -> dict:
+    """JSON columns parsed: the fast path stores DuckDB's compact text, the exact path
+    Python's (``{"n":1}`` vs ``{"n": 1}``); the values must be equal."""
+    return {k: json.loads(v) if k in _JSON_COLUMNS and isinstance(v, str) else v
+            for k, v in row.items()}
+
+
 def _snapshot(db: Path, src: Path, fast: bool) -> tuple[list, list, object]:
     with Store(db) as store:
         rep = ingest_paths(store, [src], fast=fast, fast_min_bytes=0)
-        eps = store.query("SELECT * EXCLUDE (ingest_batch, source_file) FROM episodes "
-                          "ORDER BY trajectory_id")
+        eps = [_same_json(r) for r in store.query(
+            "SELECT * EXCLUDE (ingest_batch, source_file) FROM episodes "
+            "ORDER BY trajectory_id")]
         exps = store.query("SELECT * EXCLUDE (ingest_batch, source_file) FROM experiments")
         q = store.query("SELECT line, record, field, reason FROM quarantine ORDER BY line")
     return [eps, exps], q, rep

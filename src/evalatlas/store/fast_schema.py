@@ -11,7 +11,10 @@ a third of the time, and in C, so a whole chunk is one call.
 The decoder is generated from :data:`evalatlas.store.fast_jsonl._EPISODE_SPEC` and its
 nested specs (one definition of what the fast path accepts), plus what those specs
 leave to SQL flags there: list items are strings, score values numbers or null, the
-free-form objects (``extra``, ``investigation_metadata``) are objects of anything.
+free-form objects (``extra``, ``investigation_metadata``) are objects of anything, decoded
+so that a number no double can hold (``1e999``) is an error here rather than a regex
+over their text there (``findings``' open keys are skipped by msgspec, so the SQL flag
+still covers them).
 
 A chunk that fails here is not rejected: it goes to the DuckDB shape pass, which picks
 out experiment records (so mixed files keep the fast path) and names the first
@@ -58,7 +61,7 @@ def _build() -> Callable[[bytes, int], bool] | None:
     usage = struct("Usage", fj._USAGE_SPEC)
     verifier = struct("Verifier", fj._NESTED_SPEC["verifier"])
     findings = struct("Findings", fj._NESTED_SPEC["findings"], closed=False)
-    free = dict[str, msgspec.Raw]
+    free = dict[str, Any]  # decoded: msgspec rejects numbers no double can hold
     strings = list[str]
     containers: dict[str, tuple[Any, Any]] = {
         "tool_names": (strings, msgspec.field(default_factory=list)),
