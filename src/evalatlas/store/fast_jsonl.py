@@ -489,6 +489,7 @@ class Prepared:
     reason: str | None = None
     other_lines: list[int] = field(default_factory=list)
     n: int = 0
+    unpriced: bool = True
 
 
 _SCRATCH = "evalatlas_fast"
@@ -671,7 +672,7 @@ class FastJsonl:
             if not validating.result() or read_error is not None:
                 cur.execute(f"DROP TABLE IF EXISTS {rows}")
                 other_lines = self._stage_checked(chunk, src, rows)
-            n = self._check(rows, src)
+            n, unpriced = self._check(rows, src)
         except duckdb.Error as exc:
             cur.execute(f"DROP TABLE IF EXISTS {rows}")
             raise NotClean(f"DuckDB could not read it as clean records: {exc}") from exc
@@ -680,7 +681,7 @@ class FastJsonl:
             raise
         finally:
             validating.exception()
-        return Prepared(chunk, table=rows, other_lines=other_lines, n=n)
+        return Prepared(chunk, table=rows, other_lines=other_lines, n=n, unpriced=unpriced)
 
     def _stage(self, rows: str, source: str) -> None:
         """Create ``rows``: the episodes rows of the typed read ``source``, with
@@ -730,19 +731,22 @@ class FastJsonl:
             shaping.exception()  # never leave the shape thread reading a deleted file
         return shapes.other_lines
 
-    def _check(self, rows: str, src: str) -> int:
-        """Step 2's verdict on the staged rows: their number, or NotClean with every
-        reason (and how many rows have it)."""
-        n, dups, problems, secret = self.cur.execute(
+    def _check(self, rows: str, src: str) -> tuple[int, bool]:
+        """Step 2's verdict on the staged rows: their number and whether some row has
+        tokens but no cost (to price at commit), or NotClean with every reason (and how
+        many rows have it)."""
+        n, dups, problems, secret, unpriced = self.cur.execute(
             # duplicates by key hash: a (negligible) collision only sends the chunk to
             # the exact path, which decides
             f"SELECT count(*), count(*) - count(DISTINCT _h), "
             f"list(_problem) FILTER (WHERE _problem IS NOT NULL), "
-            f"count(*) FILTER (WHERE _maybe_secret) FROM {rows}").fetchall()[0]
+            f"count(*) FILTER (WHERE _maybe_secret), "
+            f"count(*) FILTER (WHERE cost_usd IS NULL AND (prompt_tokens IS NOT NULL "
+            f"OR completion_tokens IS NOT NULL)) FROM {rows}").fetchall()[0]
         if not problems and not dups:
             if secret:  # redact the few rows that may hold a credential, in place
                 redact_flagged(self.cur, rows, self._row_types, "_maybe_secret")
-            return int(n)
+            return int(n), bool(unpriced)
         counts = {name: 0 for name, _ in _PROBLEMS}
         for name in problems or ():
             counts[name] += 1
@@ -836,7 +840,8 @@ class FastJsonl:
                 FROM {rows} s
                 LEFT JOIN (SELECT experiment_id, llm_model FROM experiments) x
                   USING (experiment_id)""")
-            complete_batch(self.store, batch_id, [])
+            if prep.unpriced:  # the insert's join already set each row's model
+                complete_batch(self.store, batch_id, [])
             con.execute(
                 "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
                 [batch_id, prep.n, [self.source]])
