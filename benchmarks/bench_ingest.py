@@ -20,6 +20,9 @@ bytes each) written under ``--data-dir`` and deleted at the end unless ``--keep`
 EvalLog episode directories through ``ingest_paths``, and the naive pydantic loader
 (one ``model_validate_json`` per line plus ``executemany``, on ``--naive-n`` lines).
 
+``--baseline-src OLD/src`` adds a third measurement, interleaved: the ingest of another
+checkout (an earlier commit), imported from that tree by the same interpreter.
+
 Usage::
 
     .venv/bin/python benchmarks/bench_ingest.py --sizes 1000000,3000000,10000000 \\
@@ -101,9 +104,15 @@ print(json.dumps({"n": n, "seconds": secs, "rss_mb": use.ru_maxrss / 1024,
 """
 
 
-def run_child(kind: str, src: Path, db: Path, limit: int = 0) -> dict:
+def run_child(kind: str, src: Path, db: Path, limit: int = 0,
+              code: Path | None = None) -> dict:
+    """One measurement in a fresh interpreter; ``code``: another tree's ``src`` folder to
+    import evalatlas from (``--baseline-src``)."""
+    env = None
+    if code is not None:
+        env = {**os.environ, "PYTHONPATH": str(code)}
     out = subprocess.run([sys.executable, "-c", CHILD, kind, str(src), str(db), str(limit)],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=env)
     start = out.stdout.rfind('{"n"')  # DuckDB's own progress bar may precede it
     if start < 0:
         raise RuntimeError(f"{kind} printed no result: {out.stdout[-500:]!r}")
@@ -188,6 +197,10 @@ def main() -> None:
     ap.add_argument("--extras", action="store_true",
                     help="also summary, EvalLog directories and the naive loader")
     ap.add_argument("--naive-n", type=int, default=5_000)
+    ap.add_argument("--baseline-src", type=Path, default=None,
+                    help="the src/ folder of another checkout (e.g. `git worktree add "
+                         "/tmp/base <commit>`): its ingest runs interleaved as a third "
+                         "measurement, 'baseline'")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     data: Path = args.data_dir
@@ -200,12 +213,24 @@ def main() -> None:
     try:
         for n in sizes:
             src = episodes_file(data, n)
-            runs: dict[str, list[dict]] = {"duckdb": [], "evalatlas": []}
+            runs: dict[str, list[dict]] = {"duckdb": [], "evalatlas": [], "baseline": []}
+            kinds = ["duckdb", "evalatlas"] + (["baseline"] if args.baseline_src else [])
             for _ in range(args.repeats if n <= args.max_repeated else 1):
-                for kind in ("duckdb", "evalatlas"):
+                for kind in kinds:
                     db = fresh_db(work, f"{kind}.duckdb")
-                    runs[kind].append(run_child(kind, src, db))
+                    if kind == "baseline":
+                        runs[kind].append(run_child("evalatlas", src, db,
+                                                    code=args.baseline_src.resolve()))
+                    else:
+                        runs[kind].append(run_child(kind, src, db))
                     print(f"  {n:,} {kind}: {runs[kind][-1]} load {load()}", flush=True)
+            if runs["baseline"]:
+                base = statistics.median(r["seconds"] for r in runs["baseline"])
+                print(f"  {n:,} baseline ({args.baseline_src}): median {base:.2f} s, "
+                      f"{statistics.median(r['seconds'] for r in runs['duckdb']) / base:.2f}x "
+                      f"DuckDB's rate; current is "
+                      f"{base / statistics.median(r['seconds'] for r in runs['evalatlas']):.2f}x "
+                      "faster", flush=True)
             duck = statistics.median(r["seconds"] for r in runs["duckdb"])
             ours = statistics.median(r["seconds"] for r in runs["evalatlas"])
             rows.append((n, src.stat().st_size / 1e9, len(runs["duckdb"]), duck, ours,

@@ -44,9 +44,12 @@ thread that issues it (``threads = 1`` while the fast path writes). At most
 :data:`IN_FLIGHT` chunks are read ahead, staged in an in-memory database attached to the
 store's instance (so the store's memory limit covers them too).
 
-Memory is bounded by the chunk, not the file. Known difference: DuckDB keeps the JSON
-text of ``extra`` as written, so duplicate keys inside ``extra`` stay in the stored text
-(reading it back with any JSON parser gives the last value, as the exact path stores).
+Memory is bounded by the chunk, not the file. Known differences, in the text of JSON
+columns only (the values are equal, which the parity tests check): DuckDB writes JSON
+compactly (``{"n":1}`` where the exact path writes ``{"n": 1}``), keeps duplicate keys
+inside ``extra`` in the text (any JSON parser reads back the last value, as the exact
+path stores), and leaves ``findings``' absent named keys out where the exact path
+writes them as nulls.
 """
 
 from __future__ import annotations
