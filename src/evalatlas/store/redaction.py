@@ -140,11 +140,9 @@ def _text_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str,
 def redact_batch_in_place(con: duckdb.DuckDBPyConnection, table: str, batch_id: int) -> int:
     """Redact the rows of ``table`` written by ingest batch ``batch_id``; returns how many
     rows changed. Call inside the batch's transaction."""
-    cols = _text_columns(con, table)
-    parts = [_match_and_fix(c, t) for c, t in cols]
-    where = " OR ".join(cond for cond, _ in parts)
-    sets = ", ".join(f'"{c}" = CASE WHEN {cond} THEN {fix} ELSE "{c}" END'
-                     for (c, _), (cond, fix) in zip(cols, parts, strict=True))
+    types = column_types(con, table)
+    where = " OR ".join(_match_and_fix(c, t)[0] for c, t in _text_columns(con, table))
+    sets = ", ".join(f'"{col}" = {case}' for col, case in _redacting(table, types).items())
     with redaction_functions(con):
         n = con.execute(f"SELECT count(*) FROM {table} WHERE ingest_batch = ? AND ({where})",
                         [batch_id]).fetchone()[0]
@@ -154,19 +152,24 @@ def redact_batch_in_place(con: duckdb.DuckDBPyConnection, table: str, batch_id: 
     return int(n)
 
 
-def redacted_columns(table: str, types: dict[str, str]) -> list[str]:
-    """SQL select-list items, one per column of ``types`` (name -> DuckDB type) in order,
-    that redact the text cells of rows of ``table`` (only matching cells call Python).
-    Use inside :func:`redaction_functions`."""
+def _redacting(table: str, types: dict[str, str]) -> dict[str, str]:
+    """Text column -> SQL expression of its redacted cell (only matching cells call
+    Python), for the columns of ``types`` (name -> DuckDB type) that hold content."""
     skip = _skipped(table)
-    exprs = []
+    out = {}
     for col, kind in types.items():
         if kind in _TEXT_TYPES and col not in skip:
             cond, fix = _match_and_fix(col, kind)
-            exprs.append(f'CASE WHEN {cond} THEN {fix} ELSE "{col}" END AS "{col}"')
-        else:
-            exprs.append(f'"{col}"')
-    return exprs
+            out[col] = f'CASE WHEN {cond} THEN {fix} ELSE "{col}" END'
+    return out
+
+
+def redacted_columns(table: str, types: dict[str, str]) -> list[str]:
+    """SQL select-list items, one per column of ``types`` (name -> DuckDB type) in order,
+    that redact the text cells of rows of ``table``. Use inside
+    :func:`redaction_functions`."""
+    cases = _redacting(table, types)
+    return [f'{cases[col]} AS "{col}"' if col in cases else f'"{col}"' for col in types]
 
 
 def redact_flagged(con: duckdb.DuckDBPyConnection, staged: str, types: dict[str, str],
@@ -176,13 +179,8 @@ def redact_flagged(con: duckdb.DuckDBPyConnection, staged: str, types: dict[str,
     after staging: most rows hold no credential-like text, and rewriting every cell of
     every row through a CASE cost ~15% of the fast path's read. Use inside
     :func:`redaction_functions`."""
-    skip = _skipped(table)
-    sets = []
-    for col, kind in types.items():
-        if kind in _TEXT_TYPES and col not in skip:
-            cond, fix = _match_and_fix(col, kind)
-            sets.append(f'"{col}" = CASE WHEN {cond} THEN {fix} ELSE "{col}" END')
-    con.execute(f"UPDATE {staged} SET {', '.join(sets)} WHERE {flag}")
+    sets = ", ".join(f'"{col}" = {case}' for col, case in _redacting(table, types).items())
+    con.execute(f"UPDATE {staged} SET {sets} WHERE {flag}")
 
 
 def row_gate(table: str, types: dict[str, str]) -> str:
