@@ -118,3 +118,17 @@ def test_without_msgspec_the_shape_pass_stores_the_same(
     assert with_msgspec == exact
     assert without == exact
     assert "ghp_" not in json.dumps(with_msgspec[0], default=str)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_leaves_the_cyclic_collector_as_it_found_it(enabled: bool) -> None:
+    import gc
+
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert fast_schema.checker()(*_chunk(GOOD))
+        assert not fast_schema.checker()(*_chunk({**GOOD, "seed": 1.5}))
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

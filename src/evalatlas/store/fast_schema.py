@@ -25,6 +25,7 @@ it, every chunk takes the shape pass.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -102,6 +103,11 @@ def _build() -> Callable[[bytes, int], bool] | None:
         n = 0
         start = 0
         size = len(data)
+        # The decoded records are dropped at once and hold no cycles, but their dicts
+        # and lists trigger the cyclic collector over and over (measured: 22% of the
+        # decoding time); it is paused, and resumed unless the caller had paused it.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             while start < size:
                 end = data.find(b"\n", min(size, start + SLICE_BYTES) - 1)
@@ -113,6 +119,9 @@ def _build() -> Callable[[bytes, int], bool] | None:
                 start = end
         except errors:
             return False
+        finally:
+            if collecting:
+                gc.enable()
         return n == n_lines
 
     return clean
