@@ -30,7 +30,9 @@ from evalatlas.records.limits import MiB
 STDIN = "-"
 """The path that means standard input."""
 
-DEFAULT_CHUNK_BYTES = 32 * MiB
+DEFAULT_CHUNK_BYTES = 48 * MiB
+"""Each chunk costs the fast path ~50 ms of fixed work (query set-up, a commit); 48 MB
+measured 2-3% faster than 32 MB at 1M episodes, at +70 MB peak RSS (897 MB at 10M)."""
 _BLOCK = 4 * MiB
 _BOM = b"\xef\xbb\xbf"
 _GZIP_MAGIC = b"\x1f\x8b"

@@ -8,7 +8,7 @@ path (:mod:`evalatlas.adapters.jsonl`), which makes the decision and gives the l
 error; so both paths store the same rows and quarantine the same records, by
 construction. ``tests/store/test_bad_inputs.py`` runs every corpus case through both.
 
-Per chunk (about 32 MB of whole lines, see :mod:`evalatlas.adapters.jsonl_stream`):
+Per chunk (about 48 MB of whole lines, see :mod:`evalatlas.adapters.jsonl_stream`):
 
 1. **Keys and JSON types**, by msgspec's strict decoder (:mod:`evalatlas.store.fast_schema`,
    generated from :data:`_EPISODE_SPEC`): every key known at the closed levels (top,
