@@ -5,13 +5,17 @@ module only applies them to store rows, in three places:
 
 - :func:`redact_rows`: rows written through :meth:`Store.write_batch` (exact-path ingest,
   judge, runner), in Python, cell by cell;
-- :func:`redacted_columns`: rows the DuckDB-native fast path stages by SQL, before they
-  are inserted (:func:`redact_batch_in_place` does the same to rows already written);
-- :func:`redacted_select`: ``export parquet`` (and any other SQL-side export), so a store
-  written before a rule existed is still exported clean.
+- :func:`row_gate` and :func:`redact_flagged`: rows the DuckDB-native fast path stages by
+  SQL, before they are inserted: one scan per row flags those that may hold a
+  credential, and only those are redacted in place (:func:`redact_batch_in_place` does
+  the same to rows already written);
+- :func:`redacted_select` (built on :func:`redacted_columns`): ``export parquet`` (and any
+  other SQL-side export), so a store written before a rule existed is still exported
+  clean.
 
-The SQL forms cost one RE2 scan per text cell (:data:`~evalatlas.records.redact.PREFILTER`,
-a necessary condition for any change); only matching cells call back into Python.
+The SQL forms cost one RE2 scan (:data:`~evalatlas.records.redact.PREFILTER`, a necessary
+condition for any change) per text cell, or per row for the gate; only matching cells
+call back into Python.
 Key columns (experiment/trajectory ids, benchmark) and ``source_file`` are identifiers,
 not content, and are left as they are: redacting them could merge distinct rows.
 """
