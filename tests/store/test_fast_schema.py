@@ -19,9 +19,17 @@ from synth import episode_dict
 GOOD = {"experiment_id": "e1", "task_id": "t", "trajectory_id": "a", "reward": 1.0}
 
 
-def _chunk(*records: dict | bytes) -> tuple[bytes, int]:
+def _chunk(*records: dict | bytes) -> tuple[bytes, int, int]:
     lines = [r if isinstance(r, bytes) else json.dumps(r).encode() for r in records]
-    return b"".join(line + b"\n" for line in lines), len(lines)
+    data = b"".join(line + b"\n" for line in lines)
+    return data, len(lines), len(data)
+
+
+def test_reads_only_the_chunk_of_a_longer_read() -> None:
+    """A chunk cut from a longer read is ``data[:size]``: what follows is not its."""
+    data, n, size = _chunk(GOOD, {**GOOD, "trajectory_id": "b"})
+    assert fast_schema.checker()(data + b'{"not": "an episode"}\n', n, size)
+    assert not fast_schema.checker()(data + b'{"not": "an episode"}\n', n + 1, size + 22)
 
 
 def test_vouches_for_clean_episodes() -> None:

@@ -131,6 +131,15 @@ class NotClean(Exception):
     """This chunk is not provably clean; use the exact path for it."""
 
 
+class GroupLost(Exception):
+    """Writing a group failed and was rolled back: its ``chunks`` (in file order) need
+    the exact path."""
+
+    def __init__(self, reason: str, chunks: list[Chunk]) -> None:
+        super().__init__(reason)
+        self.chunks = chunks
+
+
 def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -495,6 +504,16 @@ class Prepared:
     unpriced: bool = True
 
 
+@dataclass
+class Group:
+    """Staged chunks to be written as one batch (see :meth:`FastJsonl.insert`)."""
+
+    batch_id: int
+    preps: list[Prepared] = field(default_factory=list)
+    n: int = 0
+    unpriced: bool = False
+
+
 _SCRATCH = "evalatlas_fast"
 """In-memory database attached to the store's DuckDB instance: staged chunks live there,
 visible to both the worker's cursor and the committing connection, and vanish with the
@@ -538,7 +557,7 @@ class FastJsonl:
         self.max_object = max(1 << 20, current_limits().max_line_bytes + 2)
         self.scratch = self._scratch()
         self.tmpdir = tempfile.mkdtemp(prefix="evalatlas-chunk-")
-        self.first_batch: int | None = None
+        self.group: Group | None = None
         self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {_SCRATCH}")
         # Checkpoint every few chunks, not after each: each checkpoint recompresses the
         # last, partly filled row group (measured: ~10% less CPU, lower peak RSS). The
@@ -598,6 +617,12 @@ class FastJsonl:
         return con
 
     def close(self) -> None:
+        """Restore the store's settings and free the scratch space; an open group
+        (only after an error) is dropped unwritten, as a killed ingest's would be."""
+        if self.group is not None:
+            for prep in self.group.preps:
+                self.discard(prep)
+            self.group = None
         self.con.execute(f"SET checkpoint_threshold = {_sql_str(self._threshold)}")
         if self._own_memory_limit:  # the store's default (see Store._open)
             self.con.execute(f"SET memory_limit = '{DEFAULT_MEMORY_LIMIT}'")
@@ -620,7 +645,7 @@ class FastJsonl:
             return Prepared(chunk, reason="a line is over the length limit")
         seq = next(self._seq)
         tmp = os.path.join(self.tmpdir, f"chunk-{seq}.jsonl")
-        Path(tmp).write_bytes(chunk.data)
+        Path(tmp).write_bytes(chunk.view)
         try:
             return self._prepare(chunk, _sql_str(tmp), seq)
         except NotClean as exc:
@@ -655,7 +680,7 @@ class FastJsonl:
         # reads the chunk straight into episodes rows (this thread, without it): one
         # query reads, converts, flags problems and redacts, so the chunk is materialised
         # once. A chunk msgspec does not vouch for is read again the slow, checked way.
-        validating = self._shape_thread.submit(self._clean, chunk.data, chunk.n_lines)
+        validating = self._shape_thread.submit(self._clean, chunk)
         rows = f"{_SCRATCH}.rows_{seq}"
         cur = self.cur
         other_lines: list[int] = []
@@ -694,8 +719,8 @@ class FastJsonl:
         self.cur.execute(f"CREATE TABLE {rows} AS SELECT *, {gate} AS _maybe_secret, "
                          f"{key_hash()} AS _h FROM ({_select_rows(source)})")
 
-    def _clean(self, data: bytes, n_lines: int) -> bool:
-        return checker()(data, n_lines)
+    def _clean(self, chunk: Chunk) -> bool:
+        return checker()(chunk.data, chunk.n_lines, chunk.size)
 
     def _stage_checked(self, chunk: Chunk, src: str, rows: str) -> list[int]:
         """The slow way to stage a chunk msgspec did not vouch for: the shape pass
@@ -821,40 +846,81 @@ class FastJsonl:
                 close()
 
     # -- committing side ---------------------------------------------------------------
-    def commit(self, prep: Prepared, batch_id: int) -> int:
-        """Write the staged episodes as batch ``batch_id`` in one transaction; raise
-        NotClean (writing nothing) when a key was already used by an earlier chunk."""
-        con, rows = self.con, prep.table
+    def insert(self, prep: Prepared, batch_id: int) -> None:
+        """Add the staged episodes to the open group (opening one as batch ``batch_id``);
+        :meth:`flush` writes the group in one transaction, which the caller does after a
+        chunk that :attr:`~evalatlas.adapters.jsonl_stream.Chunk.closes` a row group and
+        before anything else writes. Raise NotClean (the group unchanged) when a key was
+        already used by an earlier chunk.
+
+        Why the write waits for the group's last chunk: a transaction sees only the
+        tables committed before it began, and the preparing threads create each chunk's
+        table while the one before is being written."""
+        rows = prep.table
         assert rows is not None
-        dup = con.execute(
-            f"SELECT count(*) FROM {rows} s JOIN _fast_seen f "
-            f"ON s._h = f.h").fetchall()[0][0]
+        group = self.group
+        earlier = " UNION ALL ".join(["SELECT h FROM _fast_seen", *(
+            f"SELECT _h FROM {p.table}" for p in (group.preps if group else ()))])
+        dup = self.con.execute(f"SELECT count(*) FROM {rows} s JOIN ({earlier}) f(h) "
+                               "ON s._h = f.h").fetchall()[0][0]
         if dup:
             raise NotClean(f"duplicate trajectory_id with an earlier chunk: {dup}")
-        con.execute("BEGIN TRANSACTION")
+        if group is None:
+            group = self.group = Group(batch_id)
+        group.preps.append(prep)
+        group.n += prep.n
+        group.unpriced = group.unpriced or prep.unpriced
+
+    def flush(self) -> Group | None:
+        """Write the open group and its batch row in one transaction (None: no group was
+        open); drop its staged chunks. GroupLost when the write failed (rolled back)."""
+        group, con = self.group, self.con
+        if group is None:
+            return None
         try:
-            if self._replaces:
-                con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
-                            f"(SELECT (experiment_id, trajectory_id) FROM {rows})")
-            con.execute(f"""INSERT INTO episodes BY NAME
-                SELECT s.* EXCLUDE (_line, _problem, _maybe_secret, _h),
-                  coalesce(s.usage_model, x.llm_model) AS llm_model,
-                  {_sql_str(self.source)} AS source_file, {int(batch_id)} AS ingest_batch
-                FROM {rows} s
-                LEFT JOIN (SELECT experiment_id, llm_model FROM experiments) x
-                  USING (experiment_id)""")
-            if prep.unpriced:  # the insert's join already set each row's model
-                complete_batch(self.store, batch_id, [])
+            con.execute("BEGIN TRANSACTION")
+            for prep in group.preps:
+                rows = prep.table
+                if self._replaces:
+                    con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
+                                f"(SELECT (experiment_id, trajectory_id) FROM {rows})")
+                con.execute(f"""INSERT INTO episodes BY NAME
+                    SELECT s.* EXCLUDE (_line, _problem, _maybe_secret, _h),
+                      coalesce(s.usage_model, x.llm_model) AS llm_model,
+                      {_sql_str(self.source)} AS source_file,
+                      {int(group.batch_id)} AS ingest_batch
+                    FROM {rows} s
+                    LEFT JOIN (SELECT experiment_id, llm_model FROM experiments) x
+                      USING (experiment_id)""")
+                con.execute(f"INSERT INTO _fast_seen SELECT _h, _line FROM {rows}")
+            if group.unpriced:  # the insert's join already set each row's model
+                complete_batch(self.store, group.batch_id, [])
             con.execute(
                 "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
-                [batch_id, prep.n, [self.source]])
+                [group.batch_id, group.n, [self.source]])
             con.execute("COMMIT")
+        except Exception as exc:
+            raise self._lose(exc) from exc
         except BaseException:
-            con.execute("ROLLBACK")
+            self._rollback()
             raise
-        con.execute(f"INSERT INTO _fast_seen SELECT _h, _line FROM {rows}")
-        self.discard(prep)
-        return prep.n
+        self.group = None
+        for prep in group.preps:
+            self.discard(prep)
+        return group
+
+    def _lose(self, exc: Exception) -> GroupLost:
+        group = self.group
+        self._rollback()
+        assert group is not None
+        for prep in group.preps:
+            self.discard(prep)
+        return GroupLost(str(exc), [p.chunk for p in group.preps])
+
+    def _rollback(self) -> None:
+        self.group = None
+        with contextlib.suppress(duckdb.Error):  # none open when BEGIN itself failed
+            self.con.execute("ROLLBACK")
 
     def discard(self, prep: Prepared) -> None:
         """Drop the chunk's staged rows (committed, or going through the exact path)."""

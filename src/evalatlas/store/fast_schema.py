@@ -90,8 +90,8 @@ def _build() -> Callable[[bytes, int], bool] | None:
     decoder = msgspec.json.Decoder(episode)
     errors = (msgspec.DecodeError, RecursionError, ValueError)
 
-    def clean(data: bytes, n_lines: int) -> bool:
-        """True when each of the ``n_lines`` lines of ``data`` is an episode whose keys
+    def clean(data: bytes, n_lines: int, size: int) -> bool:
+        """True when each of the ``n_lines`` lines of ``data[:size]`` is an episode whose keys
         and JSON types the fast path accepts (False: let the shape pass look; a blank
         line, which msgspec skips, is one reason).
 
@@ -102,7 +102,6 @@ def _build() -> Callable[[bytes, int], bool] | None:
         view = memoryview(data)
         n = 0
         start = 0
-        size = len(data)
         # The decoded records are dropped at once and hold no cycles, but their dicts
         # and lists trigger the cyclic collector over and over (measured: 22% of the
         # decoding time); it is paused, and resumed unless the caller had paused it.
@@ -130,14 +129,14 @@ def _build() -> Callable[[bytes, int], bool] | None:
 SLICE_BYTES = 1 << 20
 """How much msgspec decodes per call (see ``clean``)."""
 
-_checker: list[Callable[[bytes, int], bool]] = []
+_checker: list[Callable[[bytes, int, int], bool]] = []
 
 
-def _never(data: bytes, n_lines: int) -> bool:
+def _never(data: bytes, n_lines: int, size: int) -> bool:
     return False
 
 
-def checker() -> Callable[[bytes, int], bool]:
+def checker() -> Callable[[bytes, int, int], bool]:
     """The chunk checker (built on first use; without msgspec it vouches for nothing)."""
     if not _checker:
         _checker.append(_build() or _never)

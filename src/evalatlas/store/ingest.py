@@ -28,7 +28,7 @@ from evalatlas.records.limits import using as limits_in_force
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.records.redact import redact_text
 from evalatlas.store.db import Store
-from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, Prepared
+from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, GroupLost, NotClean, Prepared
 from evalatlas.store.rows import (
     declared_reward_range,
     episode_row,
@@ -358,7 +358,7 @@ class _Run:
             first = next(chunks, None)
             if first is None:
                 return True
-            use_fast = isinstance(first, Chunk) and len(first.data) >= self.fast_min_bytes
+            use_fast = isinstance(first, Chunk) and first.size >= self.fast_min_bytes
             chunks = itertools.chain([first], chunks)
         if not use_fast:
             for chunk in chunks:
@@ -374,50 +374,78 @@ class _Run:
                     self.problem(chunk)
                     continue
                 assert prep is not None
-                if self.fast_chunk(fj, prep, source):
-                    continue
-                self.exact_chunk(chunk, source, {}, depth, fj)
+                if not self.fast_chunk(fj, prep, source):
+                    self.exact_chunk(chunk, source, {}, depth, fj)
+            self.fast_flush(fj, source, depth)
         finally:
             fj.close()
         return True
 
     def fast_chunk(self, fj: FastJsonl, prep: Prepared, source: str) -> bool:
-        """Commit a prepared chunk; False (nothing written) when it needs the exact path."""
+        """Add a prepared chunk to the fast path's open group, written at the end of its
+        row group; False (nothing written) when it needs the exact path."""
         batch, report, chunk = self.batch, self.report, prep.chunk
         if prep.reason is not None:
             report.fast_path_declined.append(  # DuckDB errors quote input
                 redact_text(f"{source}:{chunk.first_line}: {prep.reason}"))
             return False
         if prep.other_lines:  # experiment records and measurements: exact, stored first
+            self.fast_flush(fj, source, fj.max_depth)
             wanted = {chunk.first_line + i - 1 for i in prep.other_lines}
             for lineno, raw in chunk.lines():
                 if lineno in wanted:
                     one = Chunk(lineno, raw + b"\n", 1)
                     for line, item in parse_chunk(one, source, {}, fj.max_depth):
                         self.add(item, source, line)
-        batch.flush(report)
+        if batch.size or batch.requarantine:  # its batch id is the transaction's
+            self.fast_flush(fj, source, fj.max_depth)
+            batch.flush(report)
         try:
-            n = fj.commit(prep, batch.batch_id)
-        except Exception as exc:  # a duplicate, or a cast that failed only at insert
+            fj.insert(prep, batch.batch_id)
+        except NotClean as exc:  # a duplicate of an earlier chunk's key
             fj.discard(prep)
             report.fast_path_declined.append(  # DuckDB errors quote input
                 redact_text(f"{source}:{chunk.first_line}: {exc}"))
             return False
-        batch.batch_id += 1
+        except GroupLost as lost:
+            self.group_lost(fj, lost, source, fj.max_depth)
+            return True
+        if chunk.closes:
+            self.fast_flush(fj, source, fj.max_depth)
+        return True
+
+    def fast_flush(self, fj: FastJsonl, source: str, depth: int) -> None:
+        """Write the fast path's open group, if any, as one batch."""
+        report = self.report
+        try:
+            group = fj.flush()
+        except GroupLost as lost:
+            self.group_lost(fj, lost, source, depth)
+            return
+        if group is None:
+            return
+        self.batch.batch_id += 1
         report.batches += 1
-        report.episodes += n
-        report.fast_path_chunks += 1
+        report.episodes += group.n
+        report.fast_path_chunks += len(group.preps)
         if source not in report._fast_sources:
             report._fast_sources.add(source)
             report.fast_path_files += 1
-        self.n_items += n
+        self.n_items += group.n
         self.progress(source)
-        return True
+
+    def group_lost(self, fj: FastJsonl, lost: GroupLost, source: str, depth: int) -> None:
+        """A write that failed was rolled back: its chunks take the exact path."""
+        for chunk in lost.chunks:
+            self.report.fast_path_declined.append(  # DuckDB errors quote input
+                redact_text(f"{source}:{chunk.first_line}: {lost}"))
+            self.exact_chunk(chunk, source, {}, depth, fj)
 
     def exact_chunk(self, chunk: Chunk, source: str, seen: dict[tuple[str, str], int],
                     depth: int, fj: FastJsonl | None) -> None:
         items = list(parse_chunk(chunk, source, seen, depth))
         if fj is not None:
+            self.fast_flush(fj, source, depth)
             keys = [(it.experiment_id, it.trajectory_id, line) for line, it in items
                     if isinstance(it, EpisodeRecord)]
             earlier = fj.earlier_lines(keys)
