@@ -97,8 +97,11 @@ def test_sigkill_during_fast_path_is_all_or_nothing(tmp_path: Path, big_jsonl: P
 CHUNKED = textwrap.dedent("""
     import sys
     from pathlib import Path
+    from evalatlas.adapters import jsonl_stream
     from evalatlas.store.db import Store
     from evalatlas.store.ingest import ingest_paths
+
+    jsonl_stream.ROW_GROUP_LINES = int(sys.argv[4])
 
     def progress(source, n):
         print(n, flush=True)
@@ -110,18 +113,32 @@ CHUNKED = textwrap.dedent("""
 """)
 
 
-def test_sigkill_between_fast_chunks_keeps_whole_chunks(tmp_path: Path, big_jsonl: Path
-                                                        ) -> None:
-    """The pipelined fast path (chunk k+1 prepared while k commits) still commits one
-    chunk per transaction: a kill leaves a prefix of whole chunks, and a rerun completes."""
+@pytest.mark.parametrize("group_lines", [122_880, 4096])
+def test_sigkill_between_fast_chunks_keeps_whole_groups(
+        tmp_path: Path, big_jsonl: Path, monkeypatch: pytest.MonkeyPatch,
+        group_lines: int) -> None:
+    """The pipelined fast path (chunks prepared while earlier ones commit) commits one
+    group of chunks per transaction: a kill leaves a prefix of whole groups, and a rerun
+    completes. Chunks of 1 MiB are too few lines to fill 122,880-row groups, so each
+    commits alone; with 4,096-row groups, four chunks commit together."""
+    from evalatlas.adapters import jsonl_stream
     from evalatlas.adapters.jsonl import iter_file_chunks
 
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", group_lines)
     chunk_bytes = 1 << 20
-    sizes = [c.n_lines for c in iter_file_chunks(big_jsonl, "x", chunk_bytes=chunk_bytes)]
+    sizes, open_ = [], 0
+    for c in iter_file_chunks(big_jsonl, "x", chunk_bytes=chunk_bytes):
+        open_ += c.n_lines
+        if c.closes:
+            sizes.append(open_)
+            open_ = 0
     prefixes = {sum(sizes[:i]) for i in range(len(sizes) + 1)}
-    assert len(sizes) >= 4  # blocks of 4 MiB: the smallest chunk
+    assert len(sizes) >= 4
+    if group_lines == 4096:
+        assert set(sizes[:-1]) == {4096}
     db = tmp_path / "s.duckdb"
-    cmd = [sys.executable, "-c", CHUNKED, str(db), str(big_jsonl), str(chunk_bytes)]
+    cmd = [sys.executable, "-c", CHUNKED, str(db), str(big_jsonl), str(chunk_bytes),
+           str(group_lines)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     _kill_after(proc, sizes[0])
     with Store(db) as store:

@@ -209,3 +209,77 @@ def test_regular_ids_over_many_chunks_stay_on_the_fast_path(tmp_path: Path) -> N
         assert store.count("episodes") == n
     assert rep.fast_path_files == 1, rep.fast_path_declined
     assert rep.fast_path_chunks >= 3 and rep.rejected == 0
+
+
+def _small_episodes(path: Path, n: int, **usage: int) -> Path:
+    with path.open("w") as fh:
+        for i in range(n):
+            rec = {"experiment_id": "e", "task_id": f"t{i % 100}", "trajectory_id": f"r{i}",
+                   "reward": float(i % 2)}
+            if usage:
+                rec["usage"] = {**usage, "model": "gpt-4o"}
+            fh.write(json.dumps(rec) + "\n")
+    return path
+
+
+def test_groups_of_chunks_write_whole_row_groups(tmp_path: Path) -> None:
+    """Two row groups and 10 rows, in 4 MiB chunks: each group of chunks is one batch and
+    one DuckDB row group, written straight into the file (the WAL stays small: only the
+    rows that go to the WAL are copied twice)."""
+    from evalatlas.adapters.jsonl_stream import ROW_GROUP_LINES
+
+    n = 2 * ROW_GROUP_LINES + 10
+    path = _small_episodes(tmp_path / "e.jsonl", n)
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store:
+        rep = ingest_paths(store, [path], fast=True, chunk_bytes=4 << 20)
+        batches = store.con.execute(
+            "SELECT n_episodes FROM ingest_batches ORDER BY batch_id").fetchall()
+        groups = store.con.execute(
+            "SELECT max(start + count) - min(start) FROM pragma_storage_info('episodes') "
+            "WHERE column_name = 'reward' GROUP BY row_group_id ORDER BY row_group_id"
+        ).fetchall()
+        wal = Path(str(db) + ".wal")
+        wal_bytes = wal.stat().st_size if wal.exists() else 0
+        assert store.count("episodes") == n
+    assert rep.fast_path_chunks > 3 and not rep.fast_path_declined
+    assert batches == groups == [(ROW_GROUP_LINES,), (ROW_GROUP_LINES,), (10,)]
+    assert wal_bytes < 1 << 20
+
+
+def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When writing a group fails (here: pricing it), nothing of it stays; its chunks go
+    through the exact path, and the store ends equal to an exact ingest."""
+    import duckdb
+
+    from evalatlas.adapters import jsonl_stream
+    from evalatlas.store import fast_jsonl
+
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
+    real = fast_jsonl.complete_batch
+    calls = []
+
+    def failing(store: Store, batch_id: int, rows: list) -> None:
+        calls.append(batch_id)
+        if len(calls) == 2:
+            raise duckdb.IOException("disk full (test)")
+        real(store, batch_id, rows)
+
+    monkeypatch.setattr(fast_jsonl, "complete_batch", failing)
+    path = _small_episodes(tmp_path / "e.jsonl", 5000, prompt_tokens=100,
+                           completion_tokens=10)
+    with Store(tmp_path / "fast.duckdb") as store:
+        rep = ingest_paths(store, [path], fast=True, chunk_bytes=40_000)
+        fast = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+        sizes = [b["n_episodes"] for b in store.query(
+            "SELECT n_episodes FROM ingest_batches ORDER BY batch_id")]
+    with Store(tmp_path / "exact.duckdb") as store:
+        ingest_paths(store, [path], fast=False)
+        exact = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+    assert len(calls) >= 3  # groups after the failed one take the fast path again
+    declined = [d for d in rep.fast_path_declined if "disk full (test)" in d]
+    assert len(declined) > 1  # every chunk of the failed group, each by its first line
+    assert sizes[0] == 1024 and sum(sizes) == 5000
+    assert fast == exact
+    assert all(e.usage.total_cost_usd is not None for e in fast)

@@ -165,7 +165,7 @@ def iter_plain_chunks(
             end, n = pos + cut, take
         if hasher is not None:
             hasher.update(memoryview(data)[:cut])
-        if not data.endswith(b"\n"):  # the last line has no newline: it is a line
+        if cut is None and not data.endswith(b"\n"):  # a last line without newline
             data += b"\n"
             n += 1
         open_lines = 0 if take is None else open_lines + n

@@ -1,0 +1,119 @@
+"""Cutting plain JSONL files into chunks that fill DuckDB row groups."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from evalatlas.adapters import jsonl_stream
+from evalatlas.adapters.jsonl_stream import iter_plain_chunks
+
+
+def _lines(rng: random.Random, n: int, lo: int, hi: int) -> list[bytes]:
+    return [b'{"i": %d, "pad": "%s"}' % (i, b"x" * rng.randint(lo, hi)) for i in range(n)]
+
+
+def _chunks(path: Path, chunk_bytes: int, max_line_bytes: int = 1 << 20
+            ) -> list[jsonl_stream.Chunk]:
+    with path.open("rb") as fh:
+        return list(iter_plain_chunks(fh, max_line_bytes=max_line_bytes,
+                                      chunk_bytes=chunk_bytes))
+
+
+def _check_cover(path: Path, chunks: list[jsonl_stream.Chunk]) -> None:
+    """The chunks are the file's lines, in order, numbered without a gap."""
+    assert b"".join(bytes(c.view) for c in chunks) == path.read_bytes()
+    line = 1
+    for c in chunks:
+        assert c.first_line == line
+        assert bytes(c.view).count(b"\n") == c.n_lines
+        assert [n for n, _ in c.lines()] == list(range(line, line + c.n_lines))
+        line += c.n_lines
+
+
+@pytest.mark.parametrize("group, chunk_bytes", [(96, 2000), (96, 700), (120, 3000)])
+def test_chunks_close_whole_row_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       group: int, chunk_bytes: int) -> None:
+    """Runs of chunks add up to whole row groups: every chunk that closes one ends at a
+    multiple of the group's lines, except the file's last."""
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", group)
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"\n".join(_lines(random.Random(group), 1000, 0, 12)) + b"\n")
+    chunks = _chunks(path, chunk_bytes)
+    _check_cover(path, chunks)
+    ends = [c.first_line - 1 + c.n_lines for c in chunks if c.closes]
+    assert ends[-1] == 1000 and chunks[-1].closes
+    assert all(end % group == 0 for end in ends[:-1])
+    assert len(ends) == -(-1000 // group)  # no group is cut short
+    assert len(chunks) > len(ends)  # several chunks fill a group
+    # a chunk is a read's prefix, not a copy of it
+    assert any(c.end is not None and c.end < len(c.data) for c in chunks)
+
+
+def test_long_rows_are_not_grouped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows longer than GROUP_BYTES / ROW_GROUP_LINES: the transaction would hold too
+    much, so every chunk closes (as before grouping)."""
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 96)
+    monkeypatch.setattr(jsonl_stream, "GROUP_BYTES", 96 * 20)
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"\n".join(_lines(random.Random(2), 500, 30, 40)) + b"\n")
+    chunks = _chunks(path, 3000)
+    _check_cover(path, chunks)
+    assert all(c.closes and c.end is None for c in chunks)
+
+
+@pytest.mark.parametrize("chunk_bytes", [100, 10_000])
+def test_last_line_without_newline_and_bom(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          chunk_bytes: int) -> None:
+    """Also when reads reach the end of the file and are cut (10,000 bytes)."""
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 8)
+    path = tmp_path / "x.jsonl"
+    body = b"\n".join(_lines(random.Random(3), 30, 0, 5))
+    path.write_bytes(b"\xef\xbb\xbf" + body)
+    chunks = _chunks(path, chunk_bytes)
+    assert b"".join(bytes(c.view) for c in chunks) == body + b"\n"
+    assert [c.n_lines for c in chunks if c.closes][:3] == [8, 8, 8] or chunk_bytes == 100
+    line = 1
+    for c in chunks:
+        assert c.first_line == line and bytes(c.view).count(b"\n") == c.n_lines
+        line += c.n_lines
+    assert line == 31 and chunks[-1].closes
+
+
+def test_a_line_over_the_limit_hands_over_to_the_streaming_cutter(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    lines = _lines(random.Random(4), 200, 0, 10)
+    lines[150] = b'{"pad": "' + b"y" * 5000 + b'"}'
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    chunks = _chunks(path, 4000, max_line_bytes=3000)
+    assert sum(c.n_lines for c in chunks) == 200
+    assert {k: v for c in chunks for k, v in c.oversized.items()} == {151: len(lines[150])}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_short_lines_probe_agrees_with_measuring(seed: int) -> None:
+    """The probe (a newline in every aligned half-limit block) never passes a line over
+    the limit: compared with measuring every line."""
+    rng = random.Random(seed)
+    limit = rng.randint(1, 60)
+    data = b"\n".join(b"z" * rng.choice([rng.randint(0, limit + 5), rng.randint(0, 3)])
+                      for _ in range(rng.randint(1, 80)))
+    if rng.random() < 0.5:
+        data += b"\n"
+    want = max(len(x) for x in data.split(b"\n")) <= limit
+    assert jsonl_stream._short_lines(data, limit) is want
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_past_newline_finds_the_kth_line_end(seed: int,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonl_stream, "_COUNT_BLOCK", 64)
+    rng = random.Random(seed)
+    data = b"\n".join(_lines(rng, 300, 0, 40)) + b"\n"
+    counts = jsonl_stream._block_newlines(data)
+    assert sum(counts) == 300
+    ends = [i + 1 for i, b in enumerate(data) if b == 10]
+    for k in (1, 2, rng.randint(1, 300), 299, 300):
+        assert jsonl_stream._past_newline(data, counts, k) == ends[k - 1]
