@@ -8,7 +8,7 @@ both alike):
 - ``evalatlas ingest``: :func:`evalatlas.store.ingest.ingest_paths` into a fresh store
   (its chunked fast path for clean JSONL, which still checks every record against the
   contract, quarantines exactly what the exact path would, and commits one transaction
-  per chunk).
+  per group of chunks that fills whole DuckDB row groups).
 
 Reported per size: median wall seconds of each, the ratio (DuckDB's seconds / evalatlas'
 seconds, i.e. evalatlas' rate as a fraction of DuckDB's), the ingest's peak RSS (each
