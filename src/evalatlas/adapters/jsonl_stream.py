@@ -168,8 +168,7 @@ def iter_plain_chunks(
         if take is not None and take < n:
             cut = _past_newline(data, counts, take)
             end, n = pos + cut, take
-        if hasher is not None:
-            hasher.update(memoryview(data)[:cut])
+        view = memoryview(data)[:cut]
         if cut is None and not data.endswith(b"\n"):  # a last line without newline
             data += b"\n"
             n += 1
@@ -181,6 +180,8 @@ def iter_plain_chunks(
         # past a cut is read twice
         want = chunk_bytes if take is None else min(chunk_bytes, (end - pos) * 33 // 32 + MiB)
         yield Chunk(line, data, n, closes=closes, end=cut)
+        if hasher is not None:  # after the chunk went to work: the first starts sooner
+            hasher.update(view)
         line += n
         pos = end
 
