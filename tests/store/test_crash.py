@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -141,6 +142,7 @@ def test_sigkill_between_fast_chunks_keeps_whole_groups(
            str(group_lines)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     _kill_after(proc, sizes[0])
+    left = list(Path(tempfile.gettempdir()).glob(f"evalatlas-chunk-{proc.pid}-*"))
     with Store(db) as store:
         n = store.count("episodes")
         batches = store.query("SELECT n_episodes FROM ingest_batches ORDER BY batch_id")
@@ -148,6 +150,7 @@ def test_sigkill_between_fast_chunks_keeps_whole_groups(
     assert [b["n_episodes"] for b in batches] == sizes[:len(batches)]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "done" in out.stdout, out.stderr[-2000:]
+    assert left and not any(d.exists() for d in left)  # the rerun removed its chunk files
     with Store(db) as store:
         assert store.count("episodes") == N
         dup = store.query("SELECT count(*) - count(DISTINCT (experiment_id, trajectory_id)) "

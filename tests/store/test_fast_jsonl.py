@@ -283,3 +283,24 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
     assert sizes[0] == 1024 and sum(sizes) == 5000
     assert fast == exact
     assert all(e.usage.total_cost_usd is not None for e in fast)
+
+
+def test_chunk_directories_of_killed_ingests_are_removed(tmp_path: Path) -> None:
+    """A killed ingest leaves its chunk files behind; the next one removes them, but
+    never a directory of a live process or one not named by the fast path."""
+    import os
+    import subprocess
+
+    from evalatlas.store.fast_jsonl import remove_stale_chunk_dirs
+
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    dead = tmp_path / f"evalatlas-chunk-{done.pid}-x1"
+    live = tmp_path / f"evalatlas-chunk-{os.getpid()}-x2"
+    others = [tmp_path / "evalatlas-chunk-abc", tmp_path / "evalatlas-chunk-0-x3",
+              tmp_path / "unrelated-1-x"]
+    for d in (dead, live, *others):
+        d.mkdir()
+        (d / "chunk-0.jsonl").write_text("{}\n")
+    assert remove_stale_chunk_dirs(str(tmp_path)) == [str(dead)]
+    assert not dead.exists() and live.exists() and all(d.exists() for d in others)

@@ -540,6 +540,43 @@ CHECKPOINT_THRESHOLD = "128MB"
 
 _DONE = object()
 
+_CHUNK_DIR = "evalatlas-chunk-"
+"""Prefix of the temporary directory holding the chunk files DuckDB reads, followed by
+the ingesting process's id."""
+
+
+def remove_stale_chunk_dirs(root: str | None = None) -> list[str]:
+    """Delete the chunk directories of ingests that were killed (their process is gone),
+    and return them: a killed ingest cannot clean up after itself, and each left up to
+    :data:`IN_FLIGHT` chunk files behind. A directory whose process id is alive (maybe
+    reused) is kept; so is everything on Windows, where ``os.kill(pid, 0)`` is not a
+    harmless probe."""
+    root = root or tempfile.gettempdir()
+    removed: list[str] = []
+    if os.name == "nt":
+        return removed
+    with contextlib.suppress(OSError), os.scandir(root) as entries:
+        for entry in entries:
+            pid, _, rest = entry.name.removeprefix(_CHUNK_DIR).partition("-")
+            if (not entry.name.startswith(_CHUNK_DIR) or not pid.isdigit() or not rest
+                    or not entry.is_dir(follow_symlinks=False) or _alive(int(pid))):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:  # 0 would probe our own process group
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
 
 class FastJsonl:
     """The fast path's state for one input file (or stream).
@@ -562,7 +599,8 @@ class FastJsonl:
         # Lines over the line limit never reach DuckDB (the chunker blanks them).
         self.max_object = max(1 << 20, current_limits().max_line_bytes + 2)
         self.scratch = self._scratch()
-        self.tmpdir = tempfile.mkdtemp(prefix="evalatlas-chunk-")
+        remove_stale_chunk_dirs()
+        self.tmpdir = tempfile.mkdtemp(prefix=f"{_CHUNK_DIR}{os.getpid()}-")
         self.group: Group | None = None
         self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {_SCRATCH}")
         # Checkpoint every few chunks, not after each: each checkpoint recompresses the
