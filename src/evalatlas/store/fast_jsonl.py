@@ -376,11 +376,9 @@ _PROBLEMS: list[tuple[str, str]] = [
         OR usage.n_llm_calls < 0 OR judge_usage.total_cost_usd < 0
         OR judge_usage.prompt_tokens < 0 OR judge_usage.completion_tokens < 0"""),
     ("unsafe trajectory_id", """trajectory_id = '' OR trajectory_id = '.'
-        OR contains(trajectory_id, '..')
-        OR regexp_matches(trajectory_id, '[/\\\\\\x00-\\x1f\\x7f]')
-        OR regexp_matches(trajectory_id, '^[A-Za-z]:')
-        OR contains(trajectory_id, '.archived_')
-        OR octet_length(encode(trajectory_id)) > 255"""),
+        OR regexp_matches(trajectory_id,
+                          '[/\\\\\\x00-\\x1f\\x7f]|^[A-Za-z]:|\\.\\.|\\.archived_')
+        OR strlen(trajectory_id) > 255"""),
     ("unknown status", "status IS NOT NULL AND status NOT IN ("
                        + ", ".join(_sql_str(s) for s in _STATUSES) + ")"),
     ("success contradicts reward", "success IS NOT NULL AND success <> (reward > 0)"),

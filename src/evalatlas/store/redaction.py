@@ -195,9 +195,10 @@ def row_gate(table: str, types: dict[str, str]) -> str:
     It never misses a cell :func:`redacted_columns` would change: each cell is a
     substring of the joined text, and where :data:`PREFILTER` anchors to a cell's start
     or end (``^``, ``$``), the separator matches the alternative (``[^a-z0-9]``,
-    ``[^s]``)."""
+    ``[^s]``). A ``\\u`` escape in a JSON cell (which the per-cell form also flags) is an
+    alternative of the same scan; in a plain text cell it only flags one row more."""
     skip = _skipped(table)
-    texts, jsons = [], []
+    texts = []
     for col, kind in types.items():
         if kind not in _TEXT_TYPES or col in skip:
             continue
@@ -205,12 +206,11 @@ def row_gate(table: str, types: dict[str, str]) -> str:
             texts.append(f'array_to_string("{col}", chr(10))')
         elif kind == "JSON":
             texts.append(f'CAST("{col}" AS VARCHAR)')
-            jsons.append(f'CAST("{col}" AS VARCHAR)')
         else:
             texts.append(f'"{col}"')
     joined = f"concat_ws(chr(31), {', '.join(texts)})"
-    escapes = f"contains(concat_ws(chr(31), {', '.join(jsons)}), '\\u')" if jsons else "false"
-    return f"(regexp_matches({joined}, {_sql_pattern()}) OR {escapes})"
+    pattern = "'(?:" + PREFILTER.replace("'", "''") + ")|\\\\u'"
+    return f"regexp_matches({joined}, {pattern})"
 
 
 def redacted_select(con: duckdb.DuckDBPyConnection, table: str) -> str:
