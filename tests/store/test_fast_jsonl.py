@@ -304,3 +304,36 @@ def test_chunk_directories_of_killed_ingests_are_removed(tmp_path: Path) -> None
         (d / "chunk-0.jsonl").write_text("{}\n")
     assert remove_stale_chunk_dirs(str(tmp_path)) == [str(dead)]
     assert not dead.exists() and live.exists() and all(d.exists() for d in others)
+
+
+def test_a_failed_check_before_a_group_sends_only_that_chunk_to_the_exact_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DuckDB error in the duplicate check that admits a chunk to its group declines
+    that chunk alone; the group it would have joined is still written."""
+    import duckdb
+
+    from evalatlas.adapters import jsonl_stream
+    from evalatlas.store import fast_jsonl
+
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
+    real = fast_jsonl.FastJsonl.insert
+    calls = []
+
+    def failing(self: fast_jsonl.FastJsonl, prep: fast_jsonl.Prepared, batch_id: int) -> None:
+        calls.append(prep.chunk.first_line)
+        if len(calls) == 2:
+            raise duckdb.OutOfMemoryException("no memory (test)")
+        real(self, prep, batch_id)
+
+    monkeypatch.setattr(fast_jsonl.FastJsonl, "insert", failing)
+    path = _small_episodes(tmp_path / "e.jsonl", 3000)
+    with Store(tmp_path / "fast.duckdb") as store:
+        rep = ingest_paths(store, [path], fast=True, chunk_bytes=40_000)
+        fast = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+    with Store(tmp_path / "exact.duckdb") as store:
+        ingest_paths(store, [path], fast=False)
+        exact = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+    assert [d for d in rep.fast_path_declined if "no memory (test)" in d] == [
+        f"{path}:{calls[1]}: no memory (test)"]
+    assert rep.fast_path_chunks == len(calls) - 1
+    assert fast == exact and len(fast) == 3000

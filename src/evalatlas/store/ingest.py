@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
+
 from evalatlas.adapters.base import Adapter
 from evalatlas.adapters.jsonl import duplicate_problem, iter_file_chunks, parse_chunk
 from evalatlas.adapters.jsonl_stream import DEFAULT_CHUNK_BYTES, STDIN, Chunk
@@ -402,14 +404,11 @@ class _Run:
             batch.flush(report)
         try:
             fj.insert(prep, batch.batch_id)
-        except NotClean as exc:  # a duplicate of an earlier chunk's key
+        except (NotClean, duckdb.Error) as exc:  # a key of an earlier chunk, or a failed check
             fj.discard(prep)
             report.fast_path_declined.append(  # DuckDB errors quote input
                 redact_text(f"{source}:{chunk.first_line}: {exc}"))
             return False
-        except GroupLost as lost:
-            self.group_lost(fj, lost, source, fj.max_depth)
-            return True
         if chunk.closes:
             self.fast_flush(fj, source, fj.max_depth)
         return True
