@@ -538,6 +538,9 @@ CHECKPOINT_THRESHOLD = "128MB"
 
 _DONE = object()
 
+_swept: list[str] = []
+"""The stale chunk directories this process removed (see :func:`remove_stale_chunk_dirs`)."""
+
 _CHUNK_DIR = "evalatlas-chunk-"
 """Prefix of the temporary directory holding the chunk files DuckDB reads, followed by
 the ingesting process's id."""
@@ -597,7 +600,8 @@ class FastJsonl:
         # Lines over the line limit never reach DuckDB (the chunker blanks them).
         self.max_object = max(1 << 20, current_limits().max_line_bytes + 2)
         self.scratch = self._scratch()
-        remove_stale_chunk_dirs()
+        if not _swept:  # once per process: other ingests' leftovers only
+            _swept.extend(remove_stale_chunk_dirs())
         self.tmpdir = tempfile.mkdtemp(prefix=f"{_CHUNK_DIR}{os.getpid()}-")
         self.group: Group | None = None
         self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {_SCRATCH}")
@@ -943,15 +947,15 @@ class FastJsonl:
             con.execute("COMMIT")
         except Exception as exc:
             raise self._lose(exc) from exc
-        except BaseException:
-            self._rollback()
+        except BaseException as exc:  # interrupted: rolled back, as a kill would leave it
+            self._lose(exc)
             raise
         self.group = None
         for prep in group.preps:
             self.discard(prep)
         return group
 
-    def _lose(self, exc: Exception) -> GroupLost:
+    def _lose(self, exc: BaseException) -> GroupLost:
         group = self.group
         self._rollback()
         assert group is not None

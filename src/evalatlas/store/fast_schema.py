@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any, Optional
 
 
-def _build() -> Callable[[bytes, int], bool] | None:
+def _build() -> Callable[[bytes, int, int], bool] | None:
     try:
         import msgspec
     except ImportError:  # optional: the DuckDB shape pass does the same, slower

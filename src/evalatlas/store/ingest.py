@@ -378,7 +378,7 @@ class _Run:
                 assert prep is not None
                 if not self.fast_chunk(fj, prep, source):
                     self.exact_chunk(chunk, source, {}, depth, fj)
-            self.fast_flush(fj, source, depth)
+            self.fast_flush(fj, source)
         finally:
             fj.close()
         return True
@@ -392,7 +392,7 @@ class _Run:
                 redact_text(f"{source}:{chunk.first_line}: {prep.reason}"))
             return False
         if prep.other_lines:  # experiment records and measurements: exact, stored first
-            self.fast_flush(fj, source, fj.max_depth)
+            self.fast_flush(fj, source)
             wanted = {chunk.first_line + i - 1 for i in prep.other_lines}
             for lineno, raw in chunk.lines():
                 if lineno in wanted:
@@ -400,7 +400,7 @@ class _Run:
                     for line, item in parse_chunk(one, source, {}, fj.max_depth):
                         self.add(item, source, line)
         if batch.size or batch.requarantine:  # its batch id is the transaction's
-            self.fast_flush(fj, source, fj.max_depth)
+            self.fast_flush(fj, source)
             batch.flush(report)
         try:
             fj.insert(prep, batch.batch_id)
@@ -410,16 +410,16 @@ class _Run:
                 redact_text(f"{source}:{chunk.first_line}: {exc}"))
             return False
         if chunk.closes:
-            self.fast_flush(fj, source, fj.max_depth)
+            self.fast_flush(fj, source)
         return True
 
-    def fast_flush(self, fj: FastJsonl, source: str, depth: int) -> None:
+    def fast_flush(self, fj: FastJsonl, source: str) -> None:
         """Write the fast path's open group, if any, as one batch."""
         report = self.report
         try:
             group = fj.flush()
         except GroupLost as lost:
-            self.group_lost(fj, lost, source, depth)
+            self.group_lost(fj, lost, source)
             return
         if group is None:
             return
@@ -433,18 +433,18 @@ class _Run:
         self.n_items += group.n
         self.progress(source)
 
-    def group_lost(self, fj: FastJsonl, lost: GroupLost, source: str, depth: int) -> None:
+    def group_lost(self, fj: FastJsonl, lost: GroupLost, source: str) -> None:
         """A write that failed was rolled back: its chunks take the exact path."""
         for chunk in lost.chunks:
             self.report.fast_path_declined.append(  # DuckDB errors quote input
                 redact_text(f"{source}:{chunk.first_line}: {lost}"))
-            self.exact_chunk(chunk, source, {}, depth, fj)
+            self.exact_chunk(chunk, source, {}, fj.max_depth, fj)
 
     def exact_chunk(self, chunk: Chunk, source: str, seen: dict[tuple[str, str], int],
                     depth: int, fj: FastJsonl | None) -> None:
         items = list(parse_chunk(chunk, source, seen, depth))
         if fj is not None:
-            self.fast_flush(fj, source, depth)
+            self.fast_flush(fj, source)
             keys = [(it.experiment_id, it.trajectory_id, line) for line, it in items
                     if isinstance(it, EpisodeRecord)]
             earlier = fj.earlier_lines(keys)

@@ -118,8 +118,13 @@ def redaction_functions(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             con.remove_function(name)
 
 
-def _sql_pattern() -> str:
-    return "'" + PREFILTER.replace("'", "''") + "'"
+_ESCAPE = r"\\u"
+"""RE2 for a ``\\u`` escape in JSON text (it may spell any letter, see :func:`row_gate`)."""
+
+
+def _sql_pattern(*also: str) -> str:
+    """:data:`PREFILTER` as a SQL string literal, with ``also`` as further alternatives."""
+    return "'" + "|".join([f"(?:{PREFILTER})", *also]).replace("'", "''") + "'"
 
 
 def _match_and_fix(col: str, kind: str) -> tuple[str, str]:
@@ -209,8 +214,7 @@ def row_gate(table: str, types: dict[str, str]) -> str:
         else:
             texts.append(f'"{col}"')
     joined = f"concat_ws(chr(31), {', '.join(texts)})"
-    pattern = "'(?:" + PREFILTER.replace("'", "''") + ")|\\\\u'"
-    return f"regexp_matches({joined}, {pattern})"
+    return f"regexp_matches({joined}, {_sql_pattern(_ESCAPE)})"
 
 
 def redacted_select(con: duckdb.DuckDBPyConnection, table: str) -> str:
