@@ -74,3 +74,12 @@ class UnsafeIdError(EvalAtlasError, ValueError):
 
 class StoreError(EvalAtlasError):
     """The store cannot be opened or written."""
+
+
+class ArgumentError(EvalAtlasError, ValueError):
+    """An argument of the public API (or a CLI option behind it) that cannot be used.
+
+    Also a ``ValueError``, as scikit-learn's ``InvalidParameterError`` is, so callers
+    that already catch ``ValueError`` keep working. Messages name the argument in API
+    words (``by``, ``experiment``), never a CLI flag, and say what would be accepted.
+    """
