@@ -81,3 +81,56 @@ def test_summary_shows_tau_bench_pass_hat_k_next_to_pass_at_k(tmp_path) -> None:
     for k, expected in TAU_PASS_HAT.items():
         assert row["pass_hat_k"][str(k)]["value"] == pytest.approx(expected, abs=1e-12)
     assert row["pass_at_k"]["4"]["value"] == pytest.approx(0.72, abs=1e-12)
+
+
+# --- bad records (issue 28 points 1 and 2): one bad entry never loses the file --------
+
+
+def _with_row0(tmp_path: Path, fixtures: Path, **changes: object) -> list:
+    rows = json.loads((fixtures / "tau-bench" / "gpt-4o-airline.reduced.json").read_text())
+    rows[0].update(changes)
+    path = tmp_path / "gpt-4o-airline.json"
+    path.write_text(json.dumps(rows))
+    return list(read_tau_bench(path))
+
+
+@pytest.mark.parametrize(("changes", "field", "words"), [
+    ({"reward_info_info": [1, 0]}, "reward_info_info", "a list, expected an object"),
+    ({"reward": "1.0"}, "reward", "this format writes a number here, not a string"),
+    ({"reward": True}, "reward", "a boolean (true) is not a number"),
+    ({"reward": {"v": 1}}, "reward", "an object is not a number"),
+    ({"task_id": ["a"]}, "task_id", "a list is not an id"),
+    ({"trial": "0"}, "trial", "not a string"),
+    ({"user_cost": "cheap"}, "user_cost", "'cheap' is not a number"),
+])
+def test_one_bad_entry_is_quarantined_naming_the_field(tmp_path, fixtures, changes, field,
+                                                       words):
+    items = _with_row0(tmp_path, fixtures, **changes)
+    episodes = [i for i in items if isinstance(i, EpisodeRecord)]
+    problems = [i for i in items if isinstance(i, Problem)]
+    assert len(episodes) == 199
+    assert len(problems) == 1
+    p = problems[0]
+    assert (p.field, p.record, p.file) == (field, "#0", str(tmp_path / "gpt-4o-airline.json"))
+    assert words in p.reason
+    assert "Error" not in p.reason  # words, not an exception text
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-inf", "1e999"])
+def test_a_non_finite_reward_is_an_unknown_outcome_with_a_note(tmp_path, fixtures, value):
+    items = _with_row0(tmp_path, fixtures, reward=value)
+    episodes = [i for i in items if isinstance(i, EpisodeRecord)]
+    assert len(episodes) == 200 and not [i for i in items if isinstance(i, Problem)]
+    first = episodes[0]
+    assert first.reward is None and first.success is None
+    assert "not a finite number; missing" in first.extra["coercion_notes"]["reward"]
+
+
+def test_negative_user_cost_is_missing_with_a_note(tmp_path, fixtures):
+    items = _with_row0(tmp_path, fixtures, user_cost=-0.5, n_traj_messages=-3)
+    first = next(i for i in items if isinstance(i, EpisodeRecord))
+    assert "user_cost_usd" not in first.extra and first.n_steps is None
+    assert first.extra["coercion_notes"] == {
+        "user_cost": "negative (-0.5); missing",
+        "n_traj_messages": "negative count (-3); missing"}
+    assert first.reward == 0.0  # the outcome itself is kept

@@ -133,3 +133,78 @@ def test_single_results_file_and_bad_rows(tmp_path: Path) -> None:
     assert {(p.record, p.field) for p in problems} == {
         ("b.1-of-2", "task_id"), ("c.1-of-2", "is_resolved"), ("results[4]", None)}
     assert all(p.file == str(f) for p in problems)
+
+
+# --- bad records (issue 28 point 1): one bad trial never loses the submission ---------
+
+QWEN = "20250902_orchestrator_qwen-3-coder-480B"
+
+
+def _submission(tmp_path: Path, fixtures: Path, trial: dict | None = None,
+                meta: dict | None = None) -> tuple[Path, list]:
+    src = fixtures / "terminal-bench" / QWEN
+    dst = tmp_path / QWEN
+    dst.mkdir()
+    data = json.loads((src / "results.json").read_text())
+    data["results"][0].update(trial or {})
+    (dst / "results.json").write_text(json.dumps(data))
+    m = json.loads((src / "run_metadata.json").read_text())
+    m.update(meta or {})
+    (dst / "run_metadata.json").write_text(json.dumps(m))
+    return dst, list(read_submission(dst))
+
+
+@pytest.mark.parametrize(("trial", "field", "words"), [
+    ({"task_id": ["grid"]}, "task_id", "a list is not an id"),
+    ({"is_resolved": "yes"}, "is_resolved", "got the string 'yes'"),
+    ({"failure_mode": {"x": 1}}, "failure_mode", "an object is not a failure mode name"),
+    ({"total_input_tokens": "many"}, "total_input_tokens", "'many' is not a number"),
+    ({"total_output_tokens": True}, "total_output_tokens", "a boolean (true) is not a number"),
+    ({"total_input_tokens": 2.5}, "total_input_tokens", "2.5 is not a whole number"),
+])
+def test_one_bad_trial_is_quarantined_with_its_name_and_field(tmp_path, fixtures, trial,
+                                                              field, words):
+    folder, items = _submission(tmp_path, fixtures, trial)
+    assert isinstance(items[0], ExperimentRecord)
+    episodes = [i for i in items if isinstance(i, EpisodeRecord)]
+    problems = [i for i in items if isinstance(i, Problem)]
+    assert len(episodes) == 399 and len(problems) == 1
+    p = problems[0]
+    assert (p.file, p.record, p.field) == (str(folder / "results.json"),
+                                           "grid-pattern-transform.5-of-5", field)
+    assert words in p.reason
+
+
+def test_negative_tokens_are_missing_with_a_note(tmp_path, fixtures):
+    _, items = _submission(tmp_path, fixtures, {"total_input_tokens": -100,
+                                                "total_output_tokens": 50})
+    episodes = [i for i in items if isinstance(i, EpisodeRecord)]
+    assert len(episodes) == 400 and not [i for i in items if isinstance(i, Problem)]
+    first = next(e for e in episodes if e.extra["trial_name"] == "grid-pattern-transform.5-of-5")
+    assert first.usage.prompt_tokens is None and first.usage.completion_tokens == 50
+    assert first.extra["coercion_notes"] == {
+        "total_input_tokens": "negative count (-100); missing"}
+
+
+@pytest.mark.parametrize("size", ["NaN", -3, "80", True, [1]])
+def test_bad_dataset_size_is_missing_with_a_note_not_a_lost_submission(tmp_path, fixtures,
+                                                                       size):
+    _, items = _submission(tmp_path, fixtures, meta={"dataset_size": size,
+                                                     "model_name": ["x"]})
+    exp = items[0]
+    assert isinstance(exp, ExperimentRecord)
+    assert len([i for i in items if isinstance(i, EpisodeRecord)]) == 400
+    assert exp.benchmark_subset.n_tasks == 80  # counted from the trials instead
+    notes = exp.extra["coercion_notes"]
+    assert set(notes) == {"run_metadata.json.dataset_size", "run_metadata.json.model_name"}
+    assert notes["run_metadata.json.dataset_size"].endswith("missing")
+    assert exp.agent.llm_model is None
+
+
+def test_unreadable_run_metadata_is_a_problem_and_the_trials_are_read(tmp_path, fixtures):
+    folder, _ = _submission(tmp_path, fixtures)
+    (folder / "run_metadata.json").write_text("{not json")
+    items = list(read_submission(folder))
+    problems = [i for i in items if isinstance(i, Problem)]
+    assert len(problems) == 1 and problems[0].file == str(folder / "run_metadata.json")
+    assert len([i for i in items if isinstance(i, EpisodeRecord)]) == 400

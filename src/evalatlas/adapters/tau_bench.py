@@ -25,13 +25,13 @@ reward counts as a success when within 1e-6 of 1, which for its 0/1 rewards is
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.adapters.coerce import Fields, describe
 from evalatlas.errors import InputError, Problem
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.jsonio import read_json_file
@@ -61,12 +61,6 @@ def _names(path: Path) -> tuple[str, str | None]:
     return stem, None
 
 
-def _num(x: Any) -> float | None:
-    if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x):
-        return float(x)
-    return None
-
-
 def read_tau_bench(path: Path) -> Iterator[Item]:
     try:
         data = read_json_file(path)
@@ -78,7 +72,8 @@ def read_tau_bench(path: Path) -> Iterator[Item]:
         return
     agent, env = _names(path)
     benchmark = f"tau-bench-{env}" if env else "tau-bench"
-    tasks = {str(r.get("task_id")) for r in data if isinstance(r, dict)}
+    tasks = {str(r.get("task_id")) for r in data
+             if isinstance(r, dict) and isinstance(r.get("task_id"), str | int)}
     exp = ExperimentRecord(
         experiment_id=experiment_id_for(path.name, _ID_NAMESPACE),
         experiment_name=path.name.removesuffix(".json"),
@@ -95,40 +90,66 @@ def read_tau_bench(path: Path) -> Iterator[Item]:
         if not isinstance(row, dict):
             yield Problem(str(path), "entry is not an object", record=f"#{i}")
             continue
-        task, trial = row.get("task_id"), row.get("trial", 0)
-        if task is None or not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
-            yield Problem(str(path), "entry needs task_id and a trial number >= 0",
-                          record=f"#{i}")
+        try:
+            episode = _episode(row, exp.experiment_id, seen, str(path), f"#{i}")
+        except InputError as exc:
+            yield exc.problem
             continue
-        key = (str(task), trial)
-        if key in seen:
-            yield Problem(str(path), f"task {task} trial {trial} appears twice; the first "
-                          "entry was kept", record=f"#{i}")
-            continue
-        seen.add(key)
-        info = row.get("info") if isinstance(row.get("info"), dict) else {}
-        parts = row.get("reward_info_info")
-        if parts is None:
-            parts = ((info.get("reward_info") or {}).get("info") or {})
-        scores = {k: _num(v) for k, v in (parts or {}).items() if k.startswith("r_")}
-        extra: dict[str, Any] = {}
-        user_cost = _num(row.get("user_cost", info.get("user_cost")))
-        if user_cost is not None:
-            extra["user_cost_usd"] = user_cost
-        if isinstance(parts, dict) and "outputs" in parts:
-            extra["outputs"] = json.loads(json.dumps(parts["outputs"]))
-        n_steps = row.get("n_traj_messages")
-        if n_steps is None and isinstance(row.get("traj"), list):
-            n_steps = len(row["traj"])
-        episode = {
-            "experiment_id": exp.experiment_id, "task_id": str(task), "attempt": trial,
-            "trajectory_id": f"task-{task}_trial-{trial}", "reward": _num(row.get("reward")),
-            "n_steps": n_steps, "scores": scores, "extra": extra,
-        }
         try:
             yield parse_record(EpisodeRecord, episode, file=str(path), record=f"#{i}")
         except InputError as exc:
             yield exc.problem
+
+
+def _episode(row: dict[str, Any], experiment_id: str, seen: set[tuple[str, int]],
+             file: str, record: str) -> dict[str, Any]:
+    """One entry as an episode dict, every value through the one coercion rule
+    (:mod:`evalatlas.adapters.coerce`): tau-bench writes numbers as JSON numbers, so a
+    reward ``"1.0"`` or ``true`` is refused (the entry is quarantined naming the field),
+    a ``NaN``/``Infinity`` reward is an unknown outcome with a note, a negative cost or
+    step count is missing with a note."""
+    f = Fields(file, record)
+    task = f.required(f.identifier(row.get("task_id"), "task_id"), "task_id", "a task id")
+    trial = f.required(f.count(row.get("trial", 0), "trial"), "trial", "a trial number >= 0")
+    key = (task, trial)
+    if key in seen:
+        raise InputError.at(file, f"task {task} trial {trial} appears twice; the first "
+                            "entry was kept", field="trial", record=record)
+    seen.add(key)
+    info = row.get("info")
+    if info is None:
+        info = {}
+    elif not isinstance(info, dict):
+        raise InputError.at(file, f"{describe(info)}, expected an object", field="info",
+                            record=record)
+    if "reward_info_info" in row:
+        parts, where = row["reward_info_info"], "reward_info_info"
+    else:
+        reward_info = info.get("reward_info")
+        parts = reward_info.get("info") if isinstance(reward_info, dict) else None
+        where = "info.reward_info.info"
+    if parts is None:
+        parts = {}
+    elif not isinstance(parts, dict):
+        raise InputError.at(file, f"{describe(parts)}, expected an object of reward parts",
+                            field=where, record=record)
+    scores = {k: f.number(v, f"{where}.{k}") for k, v in parts.items()
+              if isinstance(k, str) and k.startswith("r_")}
+    extra: dict[str, Any] = {}
+    user_cost = f.amount(row.get("user_cost", info.get("user_cost")), "user_cost")
+    if user_cost is not None:
+        extra["user_cost_usd"] = user_cost
+    if "outputs" in parts:
+        extra["outputs"] = json.loads(json.dumps(parts["outputs"]))
+    n_steps = f.count(row.get("n_traj_messages"), "n_traj_messages")
+    if n_steps is None and isinstance(row.get("traj"), list):
+        n_steps = len(row["traj"])
+    return {
+        "experiment_id": experiment_id, "task_id": task, "attempt": trial,
+        "trajectory_id": f"task-{task}_trial-{trial}",
+        "reward": f.number(row.get("reward"), "reward"),
+        "n_steps": n_steps, "scores": scores, "extra": f.attach(extra),
+    }
 
 
 ADAPTER = Adapter(

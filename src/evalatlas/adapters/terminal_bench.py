@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.adapters.coerce import Fields, describe
 from evalatlas.errors import InputError, Problem
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.jsonio import read_json_file
@@ -115,15 +116,23 @@ def _span(row: dict[str, Any], start: str, end: str) -> float | None:
     return b - a if a is not None and b is not None and b >= a else None
 
 
-def _tokens(row: dict[str, Any]) -> dict[str, int]:
-    inp, out = row.get("total_input_tokens"), row.get("total_output_tokens")
-    if not isinstance(inp, int) or not isinstance(out, int) or (inp == 0 and out == 0):
+def _tokens(f: Fields, row: dict[str, Any]) -> dict[str, int]:
+    inp = f.count(row.get("total_input_tokens"), "total_input_tokens")
+    out = f.count(row.get("total_output_tokens"), "total_output_tokens")
+    if inp == 0 and out == 0:  # agents that do not count tokens write 0 and 0
         return {}
-    return {"prompt_tokens": inp, "completion_tokens": out}
+    return {k: v for k, v in (("prompt_tokens", inp), ("completion_tokens", out))
+            if v is not None}
 
 
-def _tests_passed(parser: Any) -> float | None:
-    if not isinstance(parser, dict) or not parser:
+def _tests_passed(f: Fields, parser: Any) -> float | None:
+    if parser is None:
+        return None
+    if not isinstance(parser, dict):
+        f.note("parser_results", f"{describe(parser)}, not an object of test results; "
+               "tests_passed missing")
+        return None
+    if not parser:
         return None
     return sum(1 for v in parser.values() if v == "passed") / len(parser)
 
@@ -132,24 +141,34 @@ def trial_episode(
     row: dict[str, Any], experiment_id: str, run_name: str, run_index: int, n_attempts: int,
     file: str,
 ) -> EpisodeRecord:
-    """One trial row as an EpisodeRecord (mapping in the module docstring)."""
-    trial = str(row.get("trial_name") or row.get("id") or "")
-    task = row.get("task_id")
+    """One trial row as an EpisodeRecord (mapping in the module docstring); values through
+    the one coercion rule (:mod:`evalatlas.adapters.coerce`): a wrong type quarantines
+    the trial naming the field, a negative token count is missing with a note."""
+    name = row.get("trial_name") or row.get("id") or ""
+    trial = name if isinstance(name, str) else ""
+    f = Fields(file, trial or None)
+    if not isinstance(name, str):
+        raise InputError.at(file, f"{describe(name)} is not a trial name", field="trial_name")
+    task = f.identifier(row.get("task_id"), "task_id")
     if not isinstance(task, str) or not task:
         raise InputError.at(file, "trial has no task_id", field="task_id", record=trial)
     m = _ATTEMPT.search(trial)
     k = int(m.group(1)) - 1 if m else 0
     resolved = row.get("is_resolved")
     if resolved not in (True, False, None):
-        raise InputError.at(file, f"is_resolved must be true, false or null, got {resolved!r}",
-                            field="is_resolved", record=trial)
+        raise InputError.at(file, f"is_resolved must be true, false or null, got "
+                            f"{describe(resolved)}", field="is_resolved", record=trial)
     mode = row.get("failure_mode")
+    if mode is not None and not isinstance(mode, str):
+        raise InputError.at(file, f"{describe(mode)} is not a failure mode name",
+                            field="failure_mode", record=trial)
     status = "completed"
     if mode not in _NO_FAILURE:
         status = "timeout" if mode in _TIMEOUTS else "error"
     elif resolved is None:
         status, mode = "error", "ungraded"
     traj = f"{run_name}__{trial}"
+    usage = _tokens(f, row)
     data = {
         "experiment_id": experiment_id,
         "task_id": task,
@@ -160,37 +179,67 @@ def trial_episode(
         "error_type": None if mode in _NO_FAILURE else str(mode),
         "wall_time_s": _span(row, "trial_started_at", "trial_ended_at"),
         "timestamp": _ts(row.get("trial_started_at")),
-        "usage": _tokens(row),
+        "usage": usage,
         "trajectory_id": traj.encode("utf-8")[:255].decode("utf-8", "ignore"),
         "attempt": run_index * max(n_attempts, 1) + k,
-        "scores": {"tests_passed": _tests_passed(row.get("parser_results"))},
-        "extra": {
+        "scores": {"tests_passed": _tests_passed(f, row.get("parser_results"))},
+        "extra": f.attach({
             "run": run_name,
             "trial_name": trial,
             "is_resolved": resolved,
             "agent_duration_s": _span(row, "agent_started_at", "agent_ended_at"),
             "test_duration_s": _span(row, "test_started_at", "test_ended_at"),
-        },
+        }),
     }
     return parse_record(EpisodeRecord, data, file=file, record=trial)
 
 
-def _metadata(results_file: Path) -> dict[str, Any]:
+def _metadata(results_file: Path) -> tuple[dict[str, Any], list[Problem]]:
+    """``run_metadata.json`` beside a results file, and what was wrong with it: an
+    unreadable file is a problem (the trials are still read), a bad value inside it is
+    left out by :func:`_checked_metadata` with a note."""
     meta_path = results_file.parent / METADATA
     if not meta_path.is_file():
-        return {}
+        return {}, []
     try:
         meta = read_json_file(meta_path)
-    except InputError:
-        return {}
-    return meta if isinstance(meta, dict) else {}
+    except InputError as exc:
+        return {}, [exc.problem]
+    if not isinstance(meta, dict):
+        return {}, [Problem(str(meta_path), f"{describe(meta)}, expected an object; "
+                            "run metadata ignored")]
+    return meta, []
+
+
+_META_TEXT = ("agent_name", "model_name", "dataset_name", "dataset_version", "run_id",
+              "commit_hash", "start_time")
+
+
+def _checked_metadata(meta: dict[str, Any], file: str) -> tuple[dict[str, Any], Fields]:
+    """The metadata values evalatlas uses, through the coercion rule leniently: a bad
+    value (``dataset_size: "NaN"`` or ``-3``, a list as model name) becomes missing with
+    a note, never a lost submission."""
+    f = Fields(file, METADATA, strict=False)
+    out = dict(meta)
+    for key in _META_TEXT:
+        value = meta.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) \
+                and key in ("dataset_version", "run_id"):
+            value = str(value)  # a version or id written as a number
+        out[key] = f.text(value, f"{METADATA}.{key}")
+    out["dataset_size"] = f.count(meta.get("dataset_size"), f"{METADATA}.dataset_size")
+    n_att = f.count(meta.get("n_attempts"), f"{METADATA}.n_attempts")
+    out["n_attempts"] = n_att if n_att else None
+    return out, f
 
 
 def _n_attempts(meta: dict[str, Any], rows: list[dict[str, Any]]) -> int:
     if isinstance(meta.get("n_attempts"), int) and meta["n_attempts"] > 0:
         return meta["n_attempts"]
     for r in rows:
-        m = _ATTEMPT.search(str(r.get("trial_name") or ""))
+        if not isinstance(r, dict) or not isinstance(r.get("trial_name"), str):
+            continue
+        m = _ATTEMPT.search(r["trial_name"])
         if m:
             return int(m.group(2))
     return 1
@@ -202,6 +251,16 @@ def _agent_label(meta: dict[str, Any], submission: str) -> str:
     if not agent:
         return submission
     return f"{agent}:{model}" if model else f"{agent} ({submission})"
+
+
+def _accuracy(results: Any, notes: Fields) -> float | None:
+    """The results header's ``accuracy`` (a share), missing with a note when it is not a
+    number in [0, 1]."""
+    value = notes.number(results.get("accuracy"), "results.json accuracy")
+    if value is not None and not 0 <= value <= 1:
+        notes.note("results.json accuracy", f"{value!r} is not a share in [0, 1]; missing")
+        return None
+    return value
 
 
 def read_submission(path: Path) -> Iterator[Item]:
@@ -219,16 +278,20 @@ def read_submission(path: Path) -> Iterator[Item]:
         if not isinstance(rows, list):
             yield Problem(str(f), "expected an object with a 'results' list", field="results")
             continue
-        runs.append((f, data, rows, _metadata(f)))
+        meta, problems = _metadata(f)
+        yield from problems
+        runs.append((f, data, rows, meta))
     if not runs:
         return
-    meta0 = runs[0][3]
+    meta0, notes = _checked_metadata(runs[0][3], str(runs[0][0].parent / METADATA))
     agent_name = str(meta0.get("agent_name") or name)
     model = meta0.get("model_name") if isinstance(meta0.get("model_name"), str) else None
     dataset = meta0.get("dataset_name")
     version = meta0.get("dataset_version")
-    tasks = {r.get("task_id") for _, _, rows, _ in runs for r in rows if isinstance(r, dict)}
+    tasks = {r.get("task_id") for _, _, rows, _ in runs for r in rows
+             if isinstance(r, dict) and isinstance(r.get("task_id"), str)}
     exp_id = experiment_id_for(name, _ID_NAMESPACE)
+    accuracy = _accuracy(runs[0][1], notes) if len(runs) == 1 else None
     labels = {"submission": name}
     if dataset:
         labels["dataset"] = f"{dataset}@{version}" if version else str(dataset)
@@ -245,24 +308,23 @@ def read_submission(path: Path) -> Iterator[Item]:
         benchmark_name=str(dataset or "terminal-bench"),
         benchmark_version=str(version) if version else None,
         benchmark_subset=BenchmarkSubset(name=str(dataset or "terminal-bench"),
-                                         n_tasks=int(meta0.get("dataset_size") or len(tasks))),
+                                         n_tasks=meta0["dataset_size"] or len(tasks)),
         labels=labels,
-        extra={
+        extra=notes.attach({
             "runs": [f.parent.name for f, *_ in runs],
             "harness_accuracy": {f.parent.name: d.get("accuracy") for f, d, *_ in runs},
             "harness_pass_at_k": {f.parent.name: d.get("pass_at_k") for f, d, *_ in runs
                                   if d.get("pass_at_k")},
-        },
+        }),
         # the results header's own accuracy, recomputed by summary (issue 10); one per
         # run only when the submission is one run (several runs: their pooled mean is
         # not what any header says)
-        published_metrics=[PublishedMetric(source="terminal-bench results.json",
-                                           metric="accuracy", value=float(d["accuracy"]),
-                                           score="reward", name=f.parent.name)
-                           for f, d, *_ in runs[:1] if len(runs) == 1
-                           and isinstance(d.get("accuracy"), int | float)],
+        published_metrics=[] if accuracy is None else [PublishedMetric(
+            source="terminal-bench results.json", metric="accuracy", value=accuracy,
+            score="reward", name=runs[0][0].parent.name)],
     )
-    for index, (f, _data, rows, meta) in enumerate(runs):
+    for index, (f, _data, rows, raw_meta) in enumerate(runs):
+        meta = _checked_metadata(raw_meta, str(f.parent / METADATA))[0]
         n_att = _n_attempts(meta, rows)
         run_name = f.parent.name if len(runs) > 1 or f.parent != path else (
             str(meta.get("run_id") or f.parent.name))
