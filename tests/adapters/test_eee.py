@@ -79,3 +79,84 @@ def test_export_eee_then_ingest_gives_the_same_summary(tmp_path) -> None:
     # the aggregate's published score is evalatlas's mean reward, and agrees on re-read
     published = after.meta["published"]
     assert len(published) == 3 and all(p["agrees"] is True for p in published)
+
+
+# --- bad records (issue 28 points 1 and 2) ----------------------------------------------
+
+
+def _pair(tmp_path: Path, bad: dict, aggregate: dict | None = None, n: int = 48) -> list:
+    """The reference pair with ``n`` instance rows, row 3 changed by ``bad``."""
+    import json
+    agg = json.loads(REF.read_text())
+    if aggregate:
+        agg["evaluation_results"][0].update(aggregate)
+    row = json.loads(REF.with_name(REF.stem + "_samples.jsonl").read_text())
+    rows = []
+    for i in range(n):
+        r = json.loads(json.dumps(row))
+        r["sample_id"] = f"demo_{i:04d}"
+        if i == 3:
+            for key, value in bad.items():
+                target = r
+                *path, last = key.split(".")
+                for p in path:
+                    target = target.setdefault(p, {})
+                target[last] = value
+        rows.append(json.dumps(r))
+    (tmp_path / "agg.json").write_text(json.dumps(agg))
+    (tmp_path / "agg_samples.jsonl").write_text("\n".join(rows) + "\n")
+    return list(read_aggregate(tmp_path / "agg.json"))
+
+
+@pytest.mark.parametrize(("bad", "field", "words"), [
+    ({"performance": [1978.9]}, "performance", "a list, expected an object"),
+    ({"evaluation.score": "0.7"}, "evaluation.score", "writes a number here, not a string"),
+    ({"evaluation.score": ""}, "evaluation.score", "an empty string is not a number"),
+    ({"evaluation.score": True}, "evaluation.score", "a boolean (true) is not a number"),
+    ({"evaluation.score": {"v": 1}}, "evaluation.score", "an object is not a number"),
+    ({"token_usage.input_tokens": "12"}, "token_usage.input_tokens", "not a string"),
+    ({"evaluation.is_correct": "yes"}, "evaluation.is_correct", "is not true or false"),
+    ({"sample_id": {"id": 1}}, "sample_id", "an object is not an id"),
+])
+def test_one_bad_instance_row_is_quarantined_naming_line_and_field(tmp_path, bad, field,
+                                                                   words):
+    items = _pair(tmp_path, bad)
+    episodes = [i for i in items if isinstance(i, EpisodeRecord)]
+    problems = [i for i in items if isinstance(i, Problem)]
+    assert len(episodes) == 47 and len(problems) == 1
+    p = problems[0]
+    assert (p.file, p.line, p.field) == (str(tmp_path / "agg_samples.jsonl"), 4, field)
+    assert words in p.reason and "Error" not in p.reason
+
+
+@pytest.mark.parametrize("score", ["NaN", "inf", "1e999"])
+def test_a_non_finite_score_is_an_unknown_outcome_with_a_note(tmp_path, score):
+    items = _pair(tmp_path, {"evaluation.score": score})
+    episodes = [i for i in items if isinstance(i, EpisodeRecord)]
+    assert len(episodes) == 48 and not [i for i in items if isinstance(i, Problem)]
+    ep = next(e for e in episodes if e.task_id == "demo_0003")
+    assert ep.reward is None and ep.success is None
+    assert ep.extra["coercion_notes"]["evaluation.score"].endswith("missing")
+
+
+def test_negative_tokens_are_missing_with_a_note(tmp_path):
+    items = _pair(tmp_path, {"token_usage.input_tokens": -5})
+    ep = next(i for i in items if isinstance(i, EpisodeRecord) and i.task_id == "demo_0003")
+    assert ep.usage.prompt_tokens is None and ep.usage.completion_tokens == 5
+    assert ep.extra["coercion_notes"] == {
+        "token_usage.input_tokens": "negative count (-5); missing"}
+
+
+@pytest.mark.parametrize("aggregate", [
+    {"score_details": {"score": "0.75"}}, {"score_details": {"score": True}},
+    {"score_details": [0.75]}, {"metric_config": "accuracy"},
+    {"score_details": {"score": 0.75, "uncertainty": {"num_samples": -1}}},
+])
+def test_a_bad_published_value_is_missing_with_a_note_not_a_lost_file(tmp_path, aggregate):
+    items = _pair(tmp_path, {}, aggregate)
+    (exp,) = [i for i in items if isinstance(i, ExperimentRecord)]
+    assert len([i for i in items if isinstance(i, EpisodeRecord)]) == 48
+    assert not [i for i in items if isinstance(i, Problem)]
+    (note,) = exp.extra["coercion_notes"].values()
+    assert note.endswith("missing")
+    assert exp.published_metrics[0].n is None

@@ -175,9 +175,10 @@ class Fields:
     """
 
     def __init__(self, file: str | Path | None, record: str | None = None, *,
-                 strict: bool = True) -> None:
+                 line: int | None = None, strict: bool = True) -> None:
         self.file = None if file is None else str(file)
         self.record = record
+        self.line = line
         self.strict = strict
         self.notes: dict[str, str] = {}
 
@@ -187,8 +188,7 @@ class Fields:
             c = _RULES[rule](x, **kw)
         except Refused as exc:
             if self.strict if strict is None else strict:
-                raise InputError.at(self.file, exc.reason, field=field,
-                                    record=self.record) from None
+                raise self.error(field, exc.reason) from None
             self.notes[field] = f"{exc.reason}; missing"
             return None
         if c.note:
@@ -221,12 +221,29 @@ class Fields:
         """Record a note the adapter decided itself (a value left out, a fallback)."""
         self.notes[field] = note
 
+    def error(self, field: str | None, reason: str) -> InputError:
+        """A located error about ``field`` of this record (to raise)."""
+        return InputError.at(self.file, reason, field=field, line=self.line,
+                             record=self.record)
+
     def required(self, value: Any, field: str, what: str = "a value") -> Any:
         """``value``, or a located error when it is missing (None)."""
         if value is None:
-            raise InputError.at(self.file, f"required field is missing ({what})",
-                                field=field, record=self.record)
+            raise self.error(field, f"required field is missing ({what})")
         return value
+
+    def mapping(self, x: Any, field: str) -> dict[str, Any]:
+        """An object (``{}`` when absent); any other type is refused (strict) or missing
+        with a note (lenient)."""
+        if x is None:
+            return {}
+        if isinstance(x, dict):
+            return x
+        reason = f"{describe(x)}, expected an object"
+        if self.strict:
+            raise self.error(field, reason)
+        self.notes[field] = f"{reason}; missing"
+        return {}
 
     def attach(self, extra: dict[str, Any]) -> dict[str, Any]:
         """``extra`` with the notes under ``NOTES_KEY`` (when there are any)."""

@@ -24,12 +24,14 @@ records (``<uuid>_samples.jsonl``), schema 0.3.0 (older aggregates read lenientl
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.adapters.coerce import Fields, Refused, count, number
 from evalatlas.errors import InputError, Problem, UnsafeIdError
 from evalatlas.records.ids import check_safe_id, experiment_id_for
 from evalatlas.records.jsonio import parse_jsonl_line, read_json_file
@@ -40,7 +42,7 @@ from evalatlas.records.models import (
     ExperimentRecord,
     PublishedMetric,
 )
-from evalatlas.records.validate import parse_record
+from evalatlas.records.validate import format_validation_error, parse_record
 
 SAMPLES_SUFFIX = "_samples.jsonl"
 _ID_NAMESPACE = "every-eval-ever"
@@ -73,20 +75,20 @@ def _detect_samples(path: Path) -> bool:
 
 
 def _num(x: Any) -> float | None:
-    if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x):
-        return float(x)
-    if isinstance(x, str):
-        try:
-            f = float(x)
-        except ValueError:
-            return None
-        return f if math.isfinite(f) else None
-    return None
+    """A metadata number: EEE's ``additional_details`` are strings by its schema, so
+    numeric strings are read (the one coercion rule, leniently: anything else missing)."""
+    try:
+        return number(x, strings=True).value
+    except Refused:
+        return None
 
 
 def _count(x: Any) -> int | None:
-    f = _num(x)
-    return int(f) if f is not None and f >= 0 and f == int(f) else None
+    """A metadata count (string or number), as :func:`_num`."""
+    try:
+        return count(x, strings=True).value
+    except Refused:
+        return None
 
 
 def _details(obj: Any) -> dict[str, Any]:
@@ -119,42 +121,60 @@ def _agent(model_info: dict[str, Any], library: str) -> AgentInfo:
                      config_type="every-eval-ever", llm_model=model_id)
 
 
-def _published(result: dict[str, Any]) -> PublishedMetric:
-    mc = result.get("metric_config") or {}
-    sd = result.get("score_details") or {}
-    unc = sd.get("uncertainty") or {}
-    se = (unc.get("standard_error") or {}).get("value")
-    ci = unc.get("confidence_interval") or {}
-    level = _num(ci.get("confidence_level"))
+def _published(result: dict[str, Any], notes: Fields, where: str) -> PublishedMetric:
+    """The published score of one evaluation result. The schema writes these as JSON
+    numbers: anything else is missing with a note (the one coercion rule, leniently:
+    a bad published value never loses the file)."""
+    mc = notes.mapping(result.get("metric_config"), f"{where}.metric_config")
+    sd = notes.mapping(result.get("score_details"), f"{where}.score_details")
+    unc = notes.mapping(sd.get("uncertainty"), f"{where}.score_details.uncertainty")
+    u = f"{where}.score_details.uncertainty"
+    se = notes.mapping(unc.get("standard_error"), f"{u}.standard_error").get("value")
+    ci = notes.mapping(unc.get("confidence_interval"), f"{u}.confidence_interval")
+    level = notes.number(ci.get("confidence_level"), f"{u}.confidence_interval"
+                         ".confidence_level")
     metric = str(mc.get("metric_id") or mc.get("metric_name") or "score")
     return PublishedMetric(
-        source="eee", metric=metric, value=_num(sd.get("score")), score="reward",
+        source="eee", metric=metric,
+        value=notes.number(sd.get("score"), f"{where}.score_details.score"), score="reward",
         name=str(result.get("evaluation_result_id") or result.get("evaluation_name") or ""),
-        reducer=None, stderr=_num(se), ci_low=_num(ci.get("lower")), ci_high=_num(ci.get("upper")),
+        reducer=None, stderr=notes.amount(se, f"{u}.standard_error.value"),
+        ci_low=notes.number(ci.get("lower"), f"{u}.confidence_interval.lower"),
+        ci_high=notes.number(ci.get("upper"), f"{u}.confidence_interval.upper"),
         confidence=level if level is not None and 0 < level < 1 else None,
-        n=_count(unc.get("num_samples")),
+        n=notes.count(unc.get("num_samples"), f"{u}.num_samples"),
         # an EEE score is the mean of its instance scores: recompute it as one
         params={"recompute_as": "mean", "metric_kind": mc.get("metric_kind"),
                 "lower_is_better": mc.get("lower_is_better")})
 
 
 def experiments_of(data: dict[str, Any], path: Path) -> list[tuple[str, ExperimentRecord]]:
-    """``(evaluation result key, experiment)`` for each entry of ``evaluation_results``."""
-    meta = data.get("source_metadata") or {}
+    """``(evaluation result key, experiment)`` for each entry of ``evaluation_results``.
+
+    A value of the wrong type in this metadata (an object where a number goes, a list
+    where an object goes) is missing with a note in ``extra["coercion_notes"]``."""
+    top = Fields(path, strict=False)
+    meta = top.mapping(data.get("source_metadata"), "source_metadata")
     meta_d = _details(meta)
-    lib = data.get("eval_library") or {}
+    lib = top.mapping(data.get("eval_library"), "eval_library")
     library = str(lib.get("name") or "unknown")
-    model_info = data.get("model_info") or {}
+    model_info = top.mapping(data.get("model_info"), "model_info")
     agent = _agent(model_info, library)
     eval_id = str(data.get("evaluation_id") or path.stem)
-    results = [r for r in data.get("evaluation_results") or [] if isinstance(r, dict)]
+    raw_results = data.get("evaluation_results")
+    if not isinstance(raw_results, list):
+        raw_results = []
+    results = [r for r in raw_results if isinstance(r, dict)]
     labels = {k[len("label."):]: str(v) for k, v in meta_d.items() if k.startswith("label.")}
-    ts = _num(data.get("evaluation_timestamp"))
+    ts = top.number(data.get("evaluation_timestamp"), "evaluation_timestamp", strings=True)
     out = []
-    for result in results:
+    for i, result in enumerate(results):
+        notes = Fields(path, strict=False)
+        notes.notes.update(top.notes)
         key = str(result.get("evaluation_result_id") or result.get("evaluation_name") or "")
         name = str(result.get("evaluation_name") or key or "unknown")
-        src = result.get("source_data") or {}
+        where = f"evaluation_results.{i}"
+        src = notes.mapping(result.get("source_data"), f"{where}.source_data")
         src_d = _details(src)
         if len(results) == 1 and meta_d.get("experiment_id"):
             exp_id, exp_name = str(meta_d["experiment_id"]), str(
@@ -162,13 +182,15 @@ def experiments_of(data: dict[str, Any], path: Path) -> list[tuple[str, Experime
         else:
             exp_id = experiment_id_for(f"{eval_id}/{key}", _ID_NAMESPACE)
             exp_name = eval_id if len(results) == 1 else f"{eval_id}/{name}"
-        n_tasks = _count(src_d.get("n_tasks"))
+        published = _published(result, notes, where)
+        n_tasks = notes.count(src_d.get("n_tasks"), f"{where}.source_data"
+                              ".additional_details.n_tasks", strings=True)
         if n_tasks is None:
-            n_tasks = _count(((result.get("score_details") or {}).get("uncertainty") or {})
-                             .get("num_samples")) or 0
+            n_tasks = published.n or 0
+        when = ts if ts is not None else notes.number(
+            result.get("evaluation_timestamp"), f"{where}.evaluation_timestamp", strings=True)
         exp = ExperimentRecord(
-            experiment_id=exp_id, experiment_name=exp_name,
-            timestamp=ts if ts is not None else _num(result.get("evaluation_timestamp")),
+            experiment_id=exp_id, experiment_name=exp_name, timestamp=when,
             framework_name=library, framework_version=str(lib.get("version") or "unknown"),
             agent=agent, benchmark_name=name,
             benchmark_version=src_d.get("benchmark_version"),
@@ -176,13 +198,14 @@ def experiments_of(data: dict[str, Any], path: Path) -> list[tuple[str, Experime
                 name=str(src_d.get("subset") or src.get("dataset_name") or name),
                 n_tasks=n_tasks, filter=src_d.get("subset_filter")),
             labels=labels,
-            extra={"eee": {"schema_version": data.get("schema_version"),
-                           "evaluation_id": eval_id, "evaluation_result_id": key or None,
-                           "model_id": model_info.get("id"),
-                           "source_name": meta.get("source_name"),
-                           "source_organization_name": meta.get("source_organization_name"),
-                           "evaluator_relationship": meta.get("evaluator_relationship")}},
-            published_metrics=[_published(result)])
+            extra=notes.attach(
+                {"eee": {"schema_version": data.get("schema_version"),
+                         "evaluation_id": eval_id, "evaluation_result_id": key or None,
+                         "model_id": model_info.get("id"),
+                         "source_name": meta.get("source_name"),
+                         "source_organization_name": meta.get("source_organization_name"),
+                         "evaluator_relationship": meta.get("evaluator_relationship")}}),
+            published_metrics=[published])
         out.append((key, exp))
     return out
 
@@ -190,18 +213,22 @@ def experiments_of(data: dict[str, Any], path: Path) -> list[tuple[str, Experime
 # --- instances -> episodes -----------------------------------------------------------
 
 
-def _usage(row: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
-    tu = row.get("token_usage") if isinstance(row.get("token_usage"), dict) else {}
+def _usage(row: dict[str, Any], meta: dict[str, Any], f: Fields) -> dict[str, Any]:
+    tu = f.mapping(row.get("token_usage"), "token_usage")
     usage = {
-        "prompt_tokens": _count(tu.get("input_tokens")),
-        "completion_tokens": _count(tu.get("output_tokens")),
-        "total_tokens": _count(tu.get("total_tokens")),
-        "cached_tokens": _count(tu.get("input_tokens_cache_read")),
-        "cache_creation_tokens": _count(tu.get("input_tokens_cache_write")),
-        "reasoning_tokens": _count(tu.get("reasoning_tokens")),
-        "total_cost_usd": _num(meta.get("cost_usd")),
+        "prompt_tokens": f.count(tu.get("input_tokens"), "token_usage.input_tokens"),
+        "completion_tokens": f.count(tu.get("output_tokens"), "token_usage.output_tokens"),
+        "total_tokens": f.count(tu.get("total_tokens"), "token_usage.total_tokens"),
+        "cached_tokens": f.count(tu.get("input_tokens_cache_read"),
+                                 "token_usage.input_tokens_cache_read"),
+        "cache_creation_tokens": f.count(tu.get("input_tokens_cache_write"),
+                                         "token_usage.input_tokens_cache_write"),
+        "reasoning_tokens": f.count(tu.get("reasoning_tokens"),
+                                    "token_usage.reasoning_tokens"),
+        "total_cost_usd": f.amount(meta.get("cost_usd"), "metadata.cost_usd", strings=True),
         "cost_source": meta.get("cost_source") if meta.get("cost_usd") is not None else None,
-        "n_llm_calls": _count(meta.get("n_llm_calls")),
+        "n_llm_calls": f.count(meta.get("n_llm_calls"), "metadata.n_llm_calls",
+                               strings=True),
         "model": meta.get("usage_model"),
     }
     return {k: v for k, v in usage.items() if v is not None}
@@ -221,25 +248,36 @@ _STATUSES = {"completed", "error", "timeout", "max_steps", "cancelled", "incompl
              "skipped"}
 
 
-def episode_of(row: dict[str, Any], exp_id: str, attempt_seen: int) -> dict[str, Any]:
-    """The episode record (as a dict) of one instance row."""
-    ev = row.get("evaluation") if isinstance(row.get("evaluation"), dict) else {}
-    meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
-    sid = str(row.get("sample_id"))
-    attempt = _count(meta.get("attempt"))
+def episode_of(row: dict[str, Any], exp_id: str, attempt_seen: int,
+               f: Fields | None = None) -> dict[str, Any]:
+    """The episode record (as a dict) of one instance row, every value through the one
+    coercion rule (:mod:`evalatlas.adapters.coerce`): the schema's numbers
+    (``evaluation.score``, ``token_usage``, ``performance``) must be JSON numbers, a
+    string, a boolean or an object there quarantines the row naming the field, a
+    ``"NaN"`` score is an unknown outcome with a note; ``metadata`` values are strings
+    by the schema and are parsed."""
+    f = f or Fields(None)
+    ev = f.mapping(row.get("evaluation"), "evaluation")
+    meta = f.mapping(row.get("metadata"), "metadata")
+    perf = f.mapping(row.get("performance"), "performance")
+    sid = f.identifier(row.get("sample_id"), "sample_id")
+    attempt = f.count(meta.get("attempt"), "metadata.attempt", strings=True)
     if attempt is None:
         attempt = attempt_seen
     scores: dict[str, float | None] = {
-        k[len("score."):]: _num(v) for k, v in meta.items() if k.startswith("score.")}
-    if isinstance(ev.get("is_correct"), bool) and "is_correct" not in scores:
-        scores["is_correct"] = 1.0 if ev["is_correct"] else 0.0
+        k[len("score."):]: f.number(v, f"metadata.{k}", strings=True)
+        for k, v in meta.items() if k.startswith("score.")}
+    is_correct = f.boolean(ev.get("is_correct"), "evaluation.is_correct")
+    if is_correct is not None and "is_correct" not in scores:
+        scores["is_correct"] = 1.0 if is_correct else 0.0
     error = row.get("error")
-    status = meta.get("status") if meta.get("status") in _STATUSES else (
+    status = meta.get("status") if isinstance(meta.get("status"), str) \
+        and meta["status"] in _STATUSES else (
         "error" if error else "completed")
-    latency = _num((row.get("performance") or {}).get("latency_ms"))
-    n_steps = _count(meta.get("n_steps"))
+    latency = f.amount(perf.get("latency_ms"), "performance.latency_ms")
+    n_steps = f.count(meta.get("n_steps"), "metadata.n_steps", strings=True)
     if n_steps is None:
-        n_steps = _count(ev.get("num_turns"))
+        n_steps = f.count(ev.get("num_turns"), "evaluation.num_turns")
     error_type = meta.get("error_type")
     message = None
     if isinstance(error, str) and error:
@@ -251,24 +289,30 @@ def episode_of(row: dict[str, Any], exp_id: str, attempt_seen: int) -> dict[str,
     inp = row.get("input") if isinstance(row.get("input"), dict) else {}
     source = meta.get("input_source")
     ref = inp.get("reference")
+    sid = str(sid)
     return {
         "experiment_id": exp_id, "task_id": sid,
         "trajectory_id": str(meta.get("trajectory_id") or _trajectory_id(sid, attempt)),
-        "attempt": attempt, "reward": _num(ev.get("score")), "status": status,
+        "attempt": attempt, "reward": f.number(ev.get("score"), "evaluation.score"),
+        "status": status,
         "error_type": error_type, "error_message": message,
         "wall_time_s": None if latency is None else latency / 1000.0,
-        "n_steps": n_steps, "n_agent_steps": _count(meta.get("n_agent_steps")),
-        "n_env_steps": _count(meta.get("n_env_steps")),
-        "timestamp": _num(meta.get("timestamp")), "seed": _count(meta.get("seed")),
+        "n_steps": n_steps,
+        "n_agent_steps": f.count(meta.get("n_agent_steps"), "metadata.n_agent_steps",
+                                 strings=True),
+        "n_env_steps": f.count(meta.get("n_env_steps"), "metadata.n_env_steps",
+                               strings=True),
+        "timestamp": f.number(meta.get("timestamp"), "metadata.timestamp", strings=True),
+        "seed": f.count(meta.get("seed"), "metadata.seed", strings=True),
         "split": meta.get("split"), "task_version_hash": meta.get("task_version_hash"),
-        "usage": _usage(row, meta), "scores": scores,
+        "usage": _usage(row, meta, f), "scores": scores,
         "input_text": inp.get("raw") if source in (None, "input_text") else None,
         "task_description": inp.get("raw") if source == "task_description" else None,
         "expected_text": ref[0] if isinstance(ref, list) and len(ref) == 1
         and isinstance(ref[0], str) and source is not None else None,
         "verifier": {"ref": meta["verifier_ref"]} if meta.get("verifier_ref") else None,
-        "extra": {k: v for k, v in (("interaction_type", row.get("interaction_type")),
-                                    ("sample_hash", row.get("sample_hash"))) if v},
+        "extra": f.attach({k: v for k, v in (("interaction_type", row.get("interaction_type")),
+                                             ("sample_hash", row.get("sample_hash"))) if v}),
     }
 
 
@@ -295,12 +339,14 @@ def read_instances(path: Path, experiments: dict[str, str], default: str) -> Ite
                 continue
             exp_id = experiments.get(str(row.get("evaluation_result_id") or "")) \
                 or experiments.get(str(row.get("evaluation_name") or "")) or default
-            key = (exp_id, str(row["sample_id"]))
+            sid = row["sample_id"]
+            key = (exp_id, str(sid) if isinstance(sid, str | int) else "")
             n = seen.get(key, 0)
             seen[key] = n + 1
+            fields = Fields(path, sid if isinstance(sid, str) else None, line=lineno)
             try:
-                yield parse_record(EpisodeRecord, episode_of(row, exp_id, n), file=str(path),
-                                   line=lineno)
+                yield parse_record(EpisodeRecord, episode_of(row, exp_id, n, fields),
+                                   file=str(path), line=lineno)
             except InputError as exc:
                 yield exc.problem
 
@@ -316,8 +362,12 @@ def read_aggregate(path: Path) -> Iterator[Item]:
         return
     try:
         pairs = experiments_of(data, path)
-    except (InputError, ValueError, TypeError) as exc:
-        yield Problem(str(path), f"not a readable EEE aggregate: {exc}")
+    except InputError as exc:
+        yield exc.problem
+        return
+    except ValidationError as exc:  # a metadata value the contract refuses
+        field, reason = format_validation_error(exc)
+        yield Problem(str(path), f"not a readable EEE aggregate: {reason}", field=field)
         return
     if not pairs:
         yield Problem(str(path), "no evaluation_results", field="evaluation_results")
