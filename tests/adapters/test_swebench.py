@@ -219,3 +219,58 @@ def test_docent_csv_bad_rows(tmp_path: Path) -> None:
     assert [(e.task_id, e.reward, e.n_agent_steps) for e in eps] == [("i-1", 1.0, 3)]
     assert sorted((p.line, p.field) for p in problems) == [
         (3, "metadata.resolved"), (4, "metadata.model_name")]
+
+
+# --- wrong types (issue 28 point 2): never a wrong number, silently ---------------------
+
+
+def _java_report(tmp_path: Path, fixtures: Path, **changes: object) -> tuple[Path, list]:
+    import shutil
+    src = fixtures / "swebench-java-verified" / "20240825_SWE-agent_deepseek-chat-v2"
+    dst = tmp_path / src.name
+    shutil.copytree(src, dst)
+    report = json.loads((dst / "results" / "results.json").read_text())
+    for key, change in changes.items():
+        report[key] = change(report[key]) if callable(change) else change
+    (dst / "results" / "results.json").write_text(json.dumps(report))
+    return dst, list(read_swebench_dir(dst))
+
+
+def test_resolved_as_one_comma_string_refuses_the_report_by_name(tmp_path, fixtures):
+    folder, items = _java_report(tmp_path, fixtures, resolved=",".join,
+                                 total_instances="91")
+    assert not [i for i in items if isinstance(i, EpisodeRecord)]  # no resolved -> failure
+    (p,) = items
+    assert isinstance(p, Problem) and p.field == "resolved"
+    assert p.file == str(folder / "results" / "results.json")
+    assert p.reason.startswith("the string ") and "expected a list of instance ids" in p.reason
+
+
+def test_total_instances_as_a_string_is_missing_with_a_note(tmp_path, fixtures):
+    _, items = _java_report(tmp_path, fixtures, total_instances="91")
+    exp = items[0]
+    assert isinstance(exp, ExperimentRecord)
+    episodes = [i for i in items if isinstance(i, EpisodeRecord)]
+    assert len(episodes) == 91 and sum(e.success for e in episodes) == 9
+    assert exp.benchmark_subset.n_tasks == 91  # counted from the lists instead
+    assert exp.extra["coercion_notes"] == {
+        "total_instances": "the string '91': this format writes a number here, not a "
+                           "string; missing"}
+
+
+def test_details_with_bad_cost_types(tmp_path):
+    folder = tmp_path / "sys"
+    folder.mkdir()
+    (folder / "per_instance_details.json").write_text(json.dumps({
+        "a": {"resolved": True, "cost": "0.5", "api_calls": 3},
+        "b": {"resolved": False, "cost": -1.0, "api_calls": True},
+        "c": {"resolved": True, "cost": 0.25, "api_calls": -2},
+    }))
+    (folder / "leaderboard_entry.json").write_text(json.dumps({"board_entries": [1]}))
+    exp, episodes, problems = _read(folder)
+    assert {(p.record, p.field) for p in problems} == {("a", "cost"), ("b", "api_calls")}
+    (c,) = episodes
+    assert c.usage.total_cost_usd == 0.25 and c.usage.n_llm_calls is None
+    assert c.extra["coercion_notes"] == {"api_calls": "negative count (-2); missing"}
+    assert exp.extra["coercion_notes"] == {"board_entries": "a list, expected an object; "
+                                           "missing"}

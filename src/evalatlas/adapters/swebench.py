@@ -73,6 +73,7 @@ from typing import Any
 import yaml
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.adapters.coerce import Fields, describe
 from evalatlas.errors import InputError, Problem
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.jsonio import read_json_file
@@ -164,20 +165,24 @@ def read_details(folder: Path) -> Iterator[Item]:
         yield exc.problem
         return
     entries: dict[str, Any] = {}
+    notes = Fields(folder / ENTRY, strict=False)
     if (folder / ENTRY).is_file():
         try:
-            entries = _obj(folder / ENTRY).get("board_entries") or {}
+            entries = notes.mapping(_obj(folder / ENTRY).get("board_entries"),
+                                    "board_entries")
         except InputError as exc:
             yield exc.problem
-    main = entries.get("bash-only") or entries.get("Verified") or {}
+    main = notes.mapping(entries.get("bash-only") or entries.get("Verified"),
+                         "board_entries.bash-only")
     name = str(main.get("name") or folder.name)
     exp = _experiment(
         folder, name, "swe-bench-verified", len(details), model=_model_tag(main),
         labels={"board": "bash-only" if "bash-only" in entries else "Verified"},
-        extra={"leaderboard_resolved_pct": {k: v.get("resolved") for k, v in entries.items()
-                                            if isinstance(v, dict)},
-               "leaderboard_cost_usd": {k: v.get("cost") for k, v in entries.items()
-                                        if isinstance(v, dict)}},
+        extra=notes.attach(
+            {"leaderboard_resolved_pct": {k: v.get("resolved") for k, v in entries.items()
+                                          if isinstance(v, dict)},
+             "leaderboard_cost_usd": {k: v.get("cost") for k, v in entries.items()
+                                      if isinstance(v, dict)}}),
         published=_leaderboard_published(entries))
     yield exp
     for iid, row in details.items():
@@ -185,18 +190,21 @@ def read_details(folder: Path) -> Iterator[Item]:
             yield Problem(str(path), "expected {resolved: bool, cost, api_calls}",
                           field="resolved", record=str(iid))
             continue
-        cost = row.get("cost")
-        calls = row.get("api_calls")
-        usage: dict[str, Any] = {}
-        if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
-            usage["total_cost_usd"] = float(cost)
-        if isinstance(calls, int) and not isinstance(calls, bool) and calls >= 0:
-            usage["n_llm_calls"] = calls
+        f = Fields(path, str(iid))
         try:
+            # the one coercion rule: a wrong type quarantines the instance, a negative
+            # cost or call count is missing with a note
+            usage = {k: v for k, v in (
+                ("total_cost_usd", f.amount(row.get("cost"), "cost")),
+                ("n_llm_calls", f.count(row.get("api_calls"), "api_calls"))) if v is not None}
             yield _episode(exp.experiment_id, str(iid), 1.0 if row["resolved"] else 0.0, path,
-                           usage=usage)
+                           usage=usage, extra=f.attach({}))
         except InputError as exc:
             yield exc.problem
+
+
+_ID_LISTS = ("incomplete_ids", "error_ids", "empty_patch_ids", "unresolved_ids",
+             "resolved_ids", "resolved")
 
 
 def _ids(report: dict[str, Any], *keys: str) -> list[str]:
@@ -205,6 +213,25 @@ def _ids(report: dict[str, Any], *keys: str) -> list[str]:
         if isinstance(v, list):
             return [str(x) for x in v]
     return []
+
+
+def _bad_id_list(report: dict[str, Any]) -> tuple[str, str] | None:
+    """``(field, reason)`` for the first outcome list that is not a list of instance ids.
+
+    Every outcome of a report is relative to the others (an instance missing from
+    ``resolved_ids`` is a failure), so one unreadable list makes the whole report
+    unreadable: a ``"resolved"`` written as one comma-separated string would otherwise
+    turn its resolved instances into failures with no word."""
+    for key in _ID_LISTS:
+        v = report.get(key)
+        if v is None or (isinstance(v, list) and all(
+                isinstance(x, str) and x for x in v)):
+            continue
+        what = describe(v) if not isinstance(v, list) else "a list with an item that is " \
+            "not an instance id"
+        return key, (f"{what}, expected a list of instance ids; the report's outcomes "
+                     "cannot be read without it (nothing stored from this report)")
+    return None
 
 
 def read_report(folder: Path) -> Iterator[Item]:
@@ -222,6 +249,10 @@ def read_report(folder: Path) -> Iterator[Item]:
             meta = loaded if isinstance(loaded, dict) else {}
         except (yaml.YAMLError, OSError) as exc:
             yield Problem(str(folder / "metadata.yaml"), f"unreadable metadata: {exc}")
+    bad = _bad_id_list(report)
+    if bad is not None:
+        yield Problem(str(path), bad[1], field=bad[0])
+        return
     outcome: dict[str, tuple[float, dict[str, Any]]] = {}
     # Later assignments win: resolved is the strongest statement about an instance.
     for iid in _ids(report, "incomplete_ids"):
@@ -234,8 +265,9 @@ def read_report(folder: Path) -> Iterator[Item]:
         outcome[iid] = (0.0, {})
     for iid in _ids(report, "resolved_ids", "resolved"):
         outcome[iid] = (1.0, {})
-    total = report.get("total_instances")
-    n_tasks = total if isinstance(total, int) and total >= 0 else len(outcome)
+    notes = Fields(path, strict=False)
+    total = notes.count(report.get("total_instances"), "total_instances")
+    n_tasks = len(outcome) if total is None else total
     benchmark = "swe-bench"
     index_path = folder.parent / "index.json"
     index: dict[str, Any] = {}
@@ -247,8 +279,9 @@ def read_report(folder: Path) -> Iterator[Item]:
     if "java" in str(folder.resolve()).lower():
         benchmark = "swe-bench-java-verified"
     exp = _experiment(folder, str(meta.get("name") or folder.name), benchmark, n_tasks,
-                      extra={"harness_report": {k: v for k, v in report.items()
-                                                if isinstance(v, int | float)}})
+                      extra=notes.attach({"harness_report": {
+                          k: v for k, v in report.items()
+                          if isinstance(v, int | float) and not isinstance(v, bool)}}))
     yield exp
     if len(outcome) != n_tasks:
         yield Problem(str(path), f"the report lists {len(outcome)} instances but "
@@ -335,13 +368,16 @@ def read_docent_csv(path: Path) -> Iterator[Item]:
                 yield Problem(str(path), "needs metadata.instance_id and metadata.resolved "
                               "true/false", field="metadata.resolved", line=line, record=iid)
                 continue
+            f = Fields(path, iid, line=line)
             try:
+                # a CSV writes numbers as text: the one coercion rule with strings
+                n_turns = f.count(turns or None, "metadata.turns", strings=True)
                 yield parse_record(EpisodeRecord, {
                     "experiment_id": exp.experiment_id, "task_id": iid, "attempt": 0,
                     "trajectory_id": row.get("agent_run_id") or iid,
                     "reward": 1.0 if resolved == "true" else 0.0,
-                    "n_agent_steps": int(turns) if turns.isdigit() else None,
-                    "extra": {"created_at": row.get("created_at")},
+                    "n_agent_steps": n_turns,
+                    "extra": f.attach({"created_at": row.get("created_at")}),
                 }, file=str(path), record=iid)
             except InputError as exc:
                 yield Problem(exc.problem.file, exc.problem.reason, field=exc.problem.field,
