@@ -71,6 +71,10 @@ _LAZY: dict[str, str] = {
     "JudgeClient": "evalatlas.judge.client",
     "JudgeConfig": "evalatlas.judge.client",
     "judge_episodes": "evalatlas.api",
+    "investigate": "evalatlas.api",
+    "failures": "evalatlas.api",
+    "InvestigateResult": "evalatlas.judge.investigator",
+    "FailuresResult": "evalatlas.analysis.failures",
     "judge_answer": "evalatlas.judge.answer",
     "judge_rubric": "evalatlas.judge.rubric",
     "load_rubric": "evalatlas.judge.rubric",
@@ -103,11 +107,13 @@ __all__ = [
     "EvalAtlasError",
     "EvalLog",
     "ExperimentRecord",
+    "FailuresResult",
     "FormatsResult",
     "FrameworkComparison",
     "FrameworkData",
     "IngestReport",
     "InputError",
+    "InvestigateResult",
     "JudgeClient",
     "JudgeConfig",
     "Measurement",
@@ -131,8 +137,10 @@ __all__ = [
     "compare",
     "compare_frameworks",
     "configure_prices",
+    "failures",
     "formats",
     "framework_data",
+    "investigate",
     "judge_answer",
     "judge_episodes",
     "judge_rubric",
@@ -170,6 +178,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs; never executed
     from evalatlas.analysis.compare import CompareResult
+    from evalatlas.analysis.failures import FailuresResult
     from evalatlas.analysis.frameworks import FrameworkData
     from evalatlas.analysis.results import QuarantineResult, TableResult
     from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult
@@ -181,7 +190,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         compare,
         compare_frameworks,
         configure_prices,
+        failures,
         framework_data,
+        investigate,
         judge_episodes,
         load_framework,
         load_scenario,
@@ -197,6 +208,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
     from evalatlas.errors import EvalAtlasError, InputError, Problem
     from evalatlas.judge.answer import judge_answer
     from evalatlas.judge.client import JudgeClient, JudgeConfig
+    from evalatlas.judge.investigator import InvestigateResult
     from evalatlas.judge.rubric import judge_rubric, load_rubric
     from evalatlas.records import (
         AgentInfo,

@@ -59,9 +59,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalatlas.adapters.frameworks import Scenario
+    from evalatlas.analysis.failures import FailuresResult
     from evalatlas.errors import Problem
     from evalatlas.exports.eee import EeeExport
     from evalatlas.judge.client import JudgeClient
+    from evalatlas.judge.investigator import InvestigateResult
     from evalatlas.metrics.outcomes import GradeScale
     from evalatlas.records.models import EpisodeRecord
     from evalatlas.report.document import Report
@@ -82,7 +84,9 @@ __all__ = [
     "compare",
     "compare_frameworks",
     "configure_prices",
+    "failures",
     "framework_data",
+    "investigate",
     "judge_episodes",
     "load_framework",
     "load_scenario",
@@ -410,6 +414,89 @@ async def judge_episodes(
         on_progress(done, len(rows))
 
     return await judge_rows(store, rows, judge, docs or {}, on_done=advance)
+
+
+def _list_arg(name: str, value: str | Sequence[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else list(value)
+    if not all(isinstance(v, str) and v for v in values):
+        from evalatlas.errors import ArgumentError
+
+        raise ArgumentError(f"{name} must be a non-empty name or a list of names, "
+                            f"got {value!r:.80}")
+    return values or None
+
+
+async def investigate(
+    store: _db.Store, client: JudgeClient, *, only: str = "failed",
+    agent: str | Sequence[str] | None = None, benchmark: str | Sequence[str] | None = None,
+    sample: int | None = None, seed: int = 0, budget_usd: float | None = None,
+    reinvestigate: bool = False, max_input_tokens: int = 6000,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> InvestigateResult:
+    """Ask an LLM investigator why each selected episode failed and whether its task is
+    feasible; the answers become the episodes' ``findings`` (seed 002 names plus
+    ``failure_category`` and ``evidence``), the experiments' ``investigator_llm_config``
+    records model, prompt version and time. Harness outcomes are never changed.
+
+    ``client``: a :class:`evalatlas.JudgeClient` (retries, cache, key scrubbing).
+    ``only``: ``failed`` (default) or ``all``; ``agent`` / ``benchmark``: names (or agent
+    ids); ``sample`` episodes drawn with ``seed``; ``budget_usd`` stops before a call
+    that could exceed it (at most one call over); episodes with findings are skipped
+    unless ``reinvestigate``. Failed calls leave findings missing and are counted.
+    Awaitable: ``asyncio.run(ea.investigate(store, client))``. See docs/investigate.md."""
+    from evalatlas.errors import ArgumentError
+    from evalatlas.judge.investigator import investigate_store
+    from evalatlas.store.findings import ONLY
+
+    if only not in ONLY:
+        raise ArgumentError(f"only must be one of {', '.join(ONLY)}, got {only!r}")
+    if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int)
+                               or sample < 1):
+        raise ArgumentError(f"sample must be a whole number >= 1 (episodes), got {sample!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ArgumentError(f"seed must be an integer, got {seed!r}")
+    if budget_usd is not None and (isinstance(budget_usd, bool)
+                                   or not isinstance(budget_usd, int | float)
+                                   or not budget_usd > 0):
+        raise ArgumentError(f"budget_usd must be a positive number of US dollars, got "
+                            f"{budget_usd!r}")
+    if isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int) \
+            or max_input_tokens < 100:
+        raise ArgumentError(f"max_input_tokens must be an integer >= 100, got "
+                            f"{max_input_tokens!r}")
+    return await investigate_store(
+        store, client, only=only, agent=_list_arg("agent", agent),
+        benchmark=_list_arg("benchmark", benchmark), sample=sample, seed=seed,
+        budget_usd=budget_usd, reinvestigate=reinvestigate,
+        max_input_tokens=max_input_tokens, on_progress=on_progress)
+
+
+def failures(data: Data, by: str = "agent", *, benchmark: str | Sequence[str] | None = None,
+             agent: str | Sequence[str] | None = None, confidence: float = 0.95
+             ) -> FailuresResult:
+    """Why agents fail, from the investigator's findings: per group (``by``: agent,
+    experiment, benchmark, model, ``label:<name>`` ...) the share of investigated failed
+    episodes in each failure category with task-clustered intervals and how many
+    failures were not investigated; the top root causes (near-duplicates grouped); the
+    tasks judged infeasible and the *suspect* ones (infeasible in a majority of >= 3
+    episodes by >= 2 agents). See :class:`evalatlas.analysis.failures.FailuresResult`."""
+    from evalatlas.analysis.failures import failures_result
+    from evalatlas.errors import ArgumentError
+    from evalatlas.stats.bounded import check_confidence
+    from evalatlas.store.findings import findings_rows
+    from evalatlas.store.queries import group_expr
+
+    try:
+        group_expr(by)
+        check_confidence(confidence)
+    except ValueError as exc:
+        raise ArgumentError(str(exc).replace("grouping", "by")) from None
+    with _store_of(data) as store:
+        rows = findings_rows(store, by=by, agent=_list_arg("agent", agent),
+                             benchmark=_list_arg("benchmark", benchmark))
+    return failures_result(rows, by=by, confidence=confidence)
 
 
 def load_scenario(scenario: str | Path) -> Scenario:
