@@ -215,11 +215,15 @@ def test_hostile_samples_are_checked_by_the_fast_path(tmp_path) -> None:
     items = list(read_inspect(path))
     problems = [i for i in items if isinstance(i, Problem)]
     eps = {e.task_id: e for e in items if isinstance(e, EpisodeRecord)}
-    assert sorted(p.record or "" for p in problems) == \
-        [f"big-epoch epoch {10 ** 300}", "list-scores epoch 1"]
+    # the one coercion rule (issue 28 point 2): a usage that is not an object and a
+    # token count that is a boolean quarantine their sample, naming the field
+    assert sorted((p.record or "", p.field) for p in problems) == [
+        ("bad-tokens epoch 1", "model_usage.openai/gpt-4o-mini.output_tokens"),
+        (f"big-epoch epoch {10 ** 300}", "trajectory_id"), ("junk-usage epoch 1", "model_usage"),
+        ("list-scores epoch 1", "scores")]
     for e in eps.values():
         assert EpisodeRecord.model_validate(e.model_dump()) == e
-    a, b = eps["plain-1"], eps["junk-usage"]  # built from one template: nothing shared
+    a, b = eps["plain-1"], eps["a/../b"]  # built from one template: nothing shared
     assert a.tool_names is not b.tool_names and a.usage is not b.usage
     plain = eps["plain-1"]
     assert plain.trajectory_id == "plain-1_epoch_1" and plain.reward == 1.0 and plain.success
@@ -230,13 +234,230 @@ def test_hostile_samples_are_checked_by_the_fast_path(tmp_path) -> None:
     two = eps["two\nlines"]
     assert two.status == "error" and two.error_type == "ValueError"
     assert "/" not in two.trajectory_id and "\n" not in two.trajectory_id
-    junk = eps["junk-usage"]
-    assert junk.usage.prompt_tokens is None and junk.usage.total_tokens is None
-    assert junk.extra["model_usage"] == "junk"
-    bad = eps["bad-tokens"].usage
-    assert (bad.prompt_tokens, bad.completion_tokens, bad.total_tokens,
-            bad.reasoning_tokens, bad.total_cost_usd, bad.cost_source) == (None,) * 6
     d = eps["dict-score"]
     assert d.scores == {"match.a": 0.5, "match.b": None} and d.reward is None
     assert d.success is None and d.outcome_source is None
     assert d.status == "timeout" and d.error_type == "time_limit" and d.wall_time_s is None
+    assert d.extra["coercion_notes"] == {"total_time": "negative (-3); missing"}
+
+
+# --- wrong types, versions, duplicate members, bombs (issue 28 points 2 and 6) ---------
+
+
+def _sample(sid: object = 1, epoch: object = 1, **changes: object) -> dict:
+    log = json.loads(POPULARITY_JSON.read_text())
+    return {**log["samples"][0], "id": sid, "epoch": epoch, **changes}
+
+
+MODEL = "openai/gpt-4o-mini"
+
+
+@pytest.mark.parametrize(("changes", "field", "words"), [
+    ({"model_usage": "openai/gpt-4o-mini: 66 tokens"}, "model_usage",
+     "expected an object of per-model usage"),
+    ({"model_usage": [{"input_tokens": 5}]}, "model_usage", "a list, expected an object"),
+    ({"model_usage": {MODEL: {"input_tokens": "64", "output_tokens": 2}}},
+     f"model_usage.{MODEL}.input_tokens", "not a string"),
+    ({"model_usage": {MODEL: {"input_tokens": 64.5, "output_tokens": 2}}},
+     f"model_usage.{MODEL}.input_tokens", "64.5 is not a whole number"),
+    ({"model_usage": {MODEL: {"input_tokens": 64, "output_tokens": 2, "total_cost": "0.1"}}},
+     f"model_usage.{MODEL}.total_cost", "not a string"),
+    ({"id": {"x": 1}}, "id", "an object is not an id"),
+    ({"epoch": "2"}, "epoch", "the string '2': this format writes a number here"),
+    ({"epoch": True}, "epoch", "a boolean (true) is not a number"),
+    ({"epoch": 0}, "epoch", "Inspect counts epochs from 1"),
+])
+def test_summaries_type_errors_quarantine_the_sample(tmp_path, changes, field, words):
+    path = _json_log(tmp_path, [_sample(1), _sample(2, **changes), _sample(3)])
+    _, eps, problems = _read(path)
+    assert sorted(e.task_id for e in eps) == ["1", "3"]
+    (p,) = problems
+    assert p.file == str(path) and p.field == field and words in p.reason
+    assert p.record in ("2 epoch 1", "samples[1]")
+
+
+def test_a_string_epoch_never_overwrites_the_real_epoch_1(tmp_path):
+    real = _sample(7, 1, scores={"match": {"value": "C"}})
+    wrong = _sample(7, "2", scores={"match": {"value": "I"}})
+    _, eps, problems = _read(_json_log(tmp_path, [real, wrong]))
+    (ep,) = eps
+    assert (ep.task_id, ep.attempt, ep.reward) == ("7", 0, 1.0)
+    assert [(p.record, p.field) for p in problems] == [("samples[1]", "epoch")]
+
+
+def test_negative_tokens_are_missing_with_a_note(tmp_path):
+    usage = {MODEL: {"input_tokens": -64, "output_tokens": 2, "total_tokens": 66}}
+    _, (ep,), problems = _read(_json_log(tmp_path, [_sample(1, model_usage=usage)]))
+    assert problems == []
+    assert ep.usage.prompt_tokens is None and ep.usage.completion_tokens == 2
+    assert ep.extra["coercion_notes"] == {
+        f"model_usage.{MODEL}.input_tokens": "negative count (-64); missing"}
+
+
+@pytest.mark.parametrize("version", [99, "2", None])
+def test_unknown_log_version_is_refused_by_name(tmp_path, version):
+    log = json.loads(POPULARITY_JSON.read_text())
+    log["version"] = version
+    if version == 99:  # fields moved, as a future format might
+        log["spec"] = log.pop("eval") | {"model": None}
+        log["eval"] = {"task": "popularity"}
+    path = tmp_path / "future.json"
+    path.write_text(json.dumps(log))
+    items = list(read_inspect(path))
+    if version is None:  # no version at all: read as before
+        assert isinstance(items[0], ExperimentRecord)
+        return
+    (p,) = items
+    assert isinstance(p, Problem) and p.field == "version"
+    assert f"version {version!r}" in p.reason and "reads versions 1 and 2" in p.reason
+    with zipfile.ZipFile(READ_SAMPLE) as zf:
+        members = {n: json.loads(zf.read(n)) for n in zf.namelist() if n.endswith(".json")}
+    members["header.json"]["version"] = version
+    (p,) = list(read_inspect(_zip(tmp_path / "future.eval", members)))
+    assert p.field == "version"
+
+
+def _members(path: Path) -> list[tuple[zipfile.ZipInfo, bytes]]:
+    with zipfile.ZipFile(path) as zf:
+        return [(info, zf.read(info)) for info in zf.infolist()]
+
+
+@pytest.mark.parametrize("member", ["header.json", "summaries.json"])
+def test_duplicate_member_is_flagged_not_last_one_wins(tmp_path, member):
+    import warnings
+    path = tmp_path / "dup.eval"
+    members = _members(READ_SAMPLE)
+    with zipfile.ZipFile(path, "w") as dst, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns "Duplicate name"
+        for info, data in members:
+            dst.writestr(info, data)
+        dst.writestr(member, dict((i.filename, d) for i, d in members)[member])
+    (p,) = list(read_inspect(path))
+    assert isinstance(p, Problem) and p.field == member
+    assert f"two members named {member}" in p.reason
+
+
+def _bomb(tmp_path: Path, member: str, inflated: int, declared: int, zstd: bool) -> Path:
+    """A copy of the sample log whose ``member`` inflates to ``inflated`` bytes while
+    its zip headers declare ``declared`` (the local and central headers patched)."""
+    import struct
+    import zlib
+    payload = b" " * inflated
+    if zstd:
+        import zstandard
+        comp, method = zstandard.ZstdCompressor(level=3).compress(payload), 93
+    else:
+        c = zlib.compressobj(9, zlib.DEFLATED, -15)
+        comp, method = c.compress(payload) + c.flush(), zipfile.ZIP_DEFLATED
+    path = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(path, "w") as dst:
+        for info, raw in _members(READ_SAMPLE):
+            if info.filename != member:
+                dst.writestr(info, raw)
+        dst.writestr(member, b"{}", zipfile.ZIP_STORED)  # placeholder, patched below
+    data = bytearray(path.read_bytes())
+    name = member.encode()
+    local = next(i for i in range(len(data)) if data[i:i + 4] == b"PK\x03\x04"
+                 and data[i + 30:i + 30 + len(name)] == name)
+    central = next(i for i in range(len(data)) if data[i:i + 4] == b"PK\x01\x02"
+                   and data[i + 46:i + 46 + len(name)] == name)
+    start = local + 30 + len(name)
+    head, tail = data[:start], data[start + 2:]  # drop the 2-byte placeholder
+    delta = len(comp) - 2
+    struct.pack_into("<HIII", head, local + 8, method, 0, len(comp), declared)
+    central += delta
+    out = head + comp + tail
+    struct.pack_into("<H", out, central + 10, method)
+    struct.pack_into("<II", out, central + 20, len(comp), declared)
+    eocd = out.rfind(b"PK\x05\x06")
+    cd_offset = struct.unpack_from("<I", out, eocd + 16)[0]
+    struct.pack_into("<I", out, eocd + 16, cd_offset + delta)
+    path.write_bytes(bytes(out))
+    return path
+
+
+@pytest.mark.parametrize(("member", "zstd"), [("header.json", False),
+                                              ("summaries.json", True)])
+def test_a_zip_bomb_stops_at_the_declared_size_in_bounded_memory(tmp_path, member, zstd):
+    """Scaled down: 96 MiB inflating from a member that declares 2,000 bytes (the
+    issue's case is 3 GiB and took 6.2 GB of RSS)."""
+    import tracemalloc
+    path = _bomb(tmp_path, member, 96 * 1024 * 1024, 2000, zstd)
+    tracemalloc.start()
+    try:
+        items = list(read_inspect(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    (p,) = items
+    assert isinstance(p, Problem) and p.field == member
+    assert "inflates past its declared 2,000 bytes" in p.reason
+    assert peak < 8 * 1024 * 1024, peak  # was the whole 96 MiB
+
+
+def test_a_member_over_max_record_bytes_is_refused_before_inflating(tmp_path):
+    from evalatlas.records.limits import ReadLimits, using
+    with zipfile.ZipFile(READ_SAMPLE) as zf:
+        declared = zf.getinfo("header.json").file_size
+    with using(ReadLimits(max_record_bytes=1000)):
+        (p,) = list(read_inspect(READ_SAMPLE))
+    assert p.field == "header.json"
+    assert f"member declares {declared:,} bytes, over the 1,000-byte limit" in p.reason
+
+
+# --- several models in one sample (issue 21 point 6) -----------------------------------
+
+
+def test_single_model_fixtures_have_no_judge_usage_and_totals_match_the_header():
+    exp, eps, _ = _read(POPULARITY_JSON)
+    assert all(e.judge_usage is None for e in eps)
+    totals = exp.extra["inspect"]["usage_totals"]
+    header = exp.extra["inspect"]["model_usage"][MODEL]
+    assert totals["agent"] == {"model": MODEL, "input_tokens": 192, "output_tokens": 6,
+                               "total_tokens": 198, "total_cost": None}
+    assert (header["input_tokens"], header["output_tokens"]) == (192, 6)
+    assert totals["evaluation"] == {} and totals["total"]["total_tokens"] == 198
+    assert "per-sample model_usage" in totals["source"]
+    _, eps, _ = _read(ZSTD)  # mockllm, two scorers, no grader model
+    assert all(e.judge_usage is None for e in eps)
+
+
+def test_a_grader_models_usage_becomes_judge_usage_and_counts_in_the_run_total(tmp_path):
+    """The real popularity log, with a grader (model role) used by the scorer."""
+    log = json.loads(POPULARITY_JSON.read_text())
+    log["eval"]["model_roles"] = {"grader": {"model": "mockllm/grader"}}
+    for i, s in enumerate(log["samples"]):
+        s["model_usage"][MODEL]["total_cost"] = 0.001
+        s["model_usage"]["mockllm/grader"] = {"input_tokens": 100 + i, "output_tokens": 10,
+                                              "total_tokens": 110 + i, "total_cost": 0.01}
+    path = tmp_path / "graded.json"
+    path.write_text(json.dumps(log))
+    exp, eps, problems = _read(path)
+    assert problems == []
+    first = min(eps, key=lambda e: e.task_id)
+    assert (first.usage.model, first.usage.prompt_tokens, first.usage.total_tokens) == \
+        (MODEL, 64, 66)  # the agent's own, as before
+    j = first.judge_usage
+    assert (j.model, j.prompt_tokens, j.completion_tokens, j.total_tokens,
+            j.total_cost_usd, j.cost_source) == ("mockllm/grader", 100, 10, 110, 0.01,
+                                                 "reported")
+    totals = exp.extra["inspect"]["usage_totals"]
+    assert totals["agent"]["input_tokens"] == 192
+    assert totals["evaluation"] == {"mockllm/grader": {
+        "input_tokens": 303, "output_tokens": 30, "total_tokens": 333,
+        "total_cost": pytest.approx(0.03)}}
+    assert totals["total"]["total_tokens"] == 198 + 333
+    assert totals["total"]["total_cost"] == pytest.approx(0.033)
+    for e in eps:
+        assert EpisodeRecord.model_validate(e.model_dump()) == e
+
+
+def test_two_other_models_sum_into_one_judge_usage_without_a_model_name(tmp_path):
+    usage = {MODEL: {"input_tokens": 5, "output_tokens": 1},
+             "a/grader": {"input_tokens": 10, "output_tokens": 2, "total_cost": 0.5},
+             "b/scorer": {"input_tokens": 20, "output_tokens": 3}}
+    _, (ep,), _ = _read(_json_log(tmp_path, [_sample(1, model_usage=usage)]))
+    j = ep.judge_usage
+    assert (j.model, j.prompt_tokens, j.completion_tokens, j.total_tokens) == \
+        (None, 30, 5, 35)
+    assert j.total_cost_usd is None  # one of the two has no cost: unknown, not 0.5

@@ -25,7 +25,22 @@ One experiment per log (task x model run) and one episode per (sample id, epoch)
   OpenAI convention, so ``total = prompt + completion`` as Inspect's own total),
   ``input_tokens_cache_read`` -> ``cached_tokens``, ``input_tokens_cache_write`` ->
   ``cache_creation_tokens``, ``reasoning_tokens``, ``total_cost`` when every entry has
-  one. Every model's usage as logged (graders too) stays in ``extra["model_usage"]``.
+  one. Every *other* model of a sample (a grader through model roles, a scorer model) is
+  evaluation usage: their sum is the episode's ``judge_usage``. The run's totals (agent,
+  evaluation by model, and both) are the sums of the per-sample ``model_usage`` of the
+  samples kept, in the experiment's ``extra["inspect"]["usage_totals"]`` (the header's
+  ``stats.model_usage`` also counts retries). Every model's usage as logged stays in
+  ``extra["model_usage"]``.
+- **Bad values.** Every value goes through the one coercion rule
+  (:mod:`evalatlas.adapters.coerce`): a sample whose ``id`` is an object, whose
+  ``epoch`` is not a whole number >= 1 (``"2"`` would otherwise overwrite epoch 1), whose
+  ``model_usage`` is not an object or has a token count that is a string, a boolean or a
+  fraction, is quarantined naming the field; a negative count or duration is missing
+  with a note (``extra["coercion_notes"]``). A log of an unknown format ``version`` is
+  refused by name; an archive with two members of one name (``header.json``,
+  ``summaries.json``) is refused naming the member (a zip reader takes the last one
+  silently). Members are inflated in a stream that stops one byte past their declared
+  size and never past ``--max-record-bytes``: a zip bomb costs kilobytes.
 - **Time, errors, limits.** ``total_time`` -> ``wall_time_s``, ``working_time`` ->
   ``extra["working_time_s"]``; an ``error`` -> status ``error``, ``error_type`` the
   exception class; a ``limit`` -> ``error_type`` ``<type>_limit`` with status
@@ -52,9 +67,11 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.adapters.coerce import NOTES_KEY, Fields, describe
 from evalatlas.errors import InputError, Problem, UnsafeIdError
 from evalatlas.records.ids import check_safe_id, experiment_id_for
 from evalatlas.records.jsonio import read_json_file
+from evalatlas.records.limits import current as current_limits
 from evalatlas.records.models import (
     AgentInfo,
     BenchmarkSubset,
@@ -136,15 +153,54 @@ def _json_value(value: Any) -> Any:
 # --- reading the archive -------------------------------------------------------------
 
 
+def _member_limit(path: Path | str | None, name: str, declared: int) -> int:
+    """The most bytes a member may inflate to: its declared size, refused up front when
+    that is over ``--max-record-bytes`` (a member is one JSON document read whole)."""
+    limit = current_limits().max_record_bytes
+    if declared > limit:
+        raise InputError.at(path, f"member declares {declared:,} bytes, over the "
+                            f"{limit:,}-byte limit for one record (raise it with "
+                            "--max-record-bytes)", field=name)
+    return declared
+
+
+def _check_size(data: bytes, declared: int, path: Path | str | None, name: str) -> bytes:
+    if len(data) > declared:
+        raise InputError.at(path, f"member inflates past its declared {declared:,} bytes "
+                            "(a zip bomb or a damaged archive); not read", field=name)
+    if len(data) != declared:
+        raise InputError.at(path, f"member decoded to {len(data):,} bytes, expected "
+                            f"{declared:,}", field=name)
+    return data
+
+
+def _inflate(raw: bytes, method: int, declared: int, path: Path | str | None,
+             name: str) -> bytes:
+    """A member's bytes, decompressed in a stream that stops one byte past its declared
+    size (so a member that claims 2,000 bytes and inflates to 3 GiB costs 2 KB, not
+    3 GiB) and never past ``--max-record-bytes``."""
+    limit = _member_limit(path, name, declared)
+    if method == 0:
+        data = raw[:limit + 1]
+    elif method == zipfile.ZIP_DEFLATED:
+        try:
+            data = zlib.decompressobj(-15).decompress(raw, limit + 1)
+        except zlib.error as exc:
+            raise InputError.at(path, f"damaged deflate data ({exc})", field=name) from None
+    elif method == _ZIP_ZSTD:
+        data = _zstd(raw, path, name, limit + 1)
+    else:
+        raise InputError.at(path, f"unsupported zip compression {method}", field=name)
+    return _check_size(data, declared, path, name)
+
+
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """A member's bytes; zstd members (method 93) decoded with ``zstandard``."""
+    """A member's bytes (zip64 archives, through ``zipfile``), bounded as :func:`_inflate`;
+    zstd members (method 93) decoded with ``zstandard``."""
+    limit = _member_limit(zf.filename, info.filename, info.file_size)
     if info.compress_type != _ZIP_ZSTD:
-        return zf.read(info)
-    try:
-        import zstandard
-    except ImportError as exc:  # pragma: no cover - a runtime dependency
-        raise InputError.at(zf.filename, "zstd-compressed member (Inspect's default); "
-                            "install zstandard", field=info.filename) from exc
+        with zf.open(info) as fh:
+            return _check_size(fh.read(limit + 1), info.file_size, zf.filename, info.filename)
     fp = zf.fp
     assert fp is not None
     fp.seek(info.header_offset)
@@ -155,13 +211,7 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     extra_len = int.from_bytes(header[28:30], "little")
     fp.seek(info.header_offset + 30 + name_len + extra_len)
     raw = fp.read(info.compress_size)
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw),
-                                                        read_across_frames=True)
-    data = reader.read()
-    if len(data) != info.file_size:
-        raise InputError.at(zf.filename, f"zstd member decoded to {len(data)} bytes, "
-                            f"expected {info.file_size}", field=info.filename)
-    return data
+    return _inflate(raw, _ZIP_ZSTD, info.file_size, zf.filename, info.filename)
 
 
 def _member_json(zf: zipfile.ZipFile, name: str) -> Any:
@@ -194,9 +244,15 @@ class _Archive:
         self.path = path
         self.fh = path.open("rb")
         self.members: dict[str, tuple[int, int, int, int]] = {}
+        self.duplicates: list[str] = []
         self.zf: zipfile.ZipFile | None = None
         if not self._scan():
             self.zf = zipfile.ZipFile(self.fh)
+            seen: set[str] = set()
+            for name in self.zf.namelist():
+                if name in seen and name.startswith(_WANTED):
+                    self.duplicates.append(name)
+                seen.add(name)
 
     def _scan(self) -> bool:
         fh = self.fh
@@ -225,6 +281,8 @@ class _Archive:
             if name.startswith(_WANTED):
                 if 0xFFFFFFFF in (csize, usize, offset):
                     return False
+                if name in self.members:
+                    self.duplicates.append(name)
                 self.members[name] = (method, csize, usize, offset)
             pos += 46 + nlen + xlen + clen
         return True
@@ -249,19 +307,8 @@ class _Archive:
             raise InputError.at(self.path, "bad local file header", field=name)
         nlen, xlen = struct.unpack("<HH", header[26:30])
         self.fh.seek(offset + 30 + nlen + xlen)
-        raw = self.fh.read(csize)
-        if method == 0:
-            data = raw
-        elif method == zipfile.ZIP_DEFLATED:
-            data = zlib.decompress(raw, -15)
-        elif method == _ZIP_ZSTD:
-            data = _zstd(raw, self.path, name)
-        else:
-            raise InputError.at(self.path, f"unsupported zip compression {method}", field=name)
-        if len(data) != usize:
-            raise InputError.at(self.path, f"member decoded to {len(data)} bytes, expected "
-                                f"{usize}", field=name)
-        return data
+        _member_limit(self.path, name, usize)  # before reading the compressed bytes
+        return _inflate(self.fh.read(csize), method, usize, self.path, name)
 
     def json(self, name: str) -> Any:
         raw = self.read(name)
@@ -279,7 +326,8 @@ class _Archive:
         self.fh.close()
 
 
-def _zstd(raw: bytes, path: Path | str | None, name: str) -> bytes:
+def _zstd(raw: bytes, path: Path | str | None, name: str, most: int) -> bytes:
+    """At most ``most`` bytes of a zstd member, across frames, decoded in a stream."""
     try:
         import zstandard
     except ImportError as exc:  # pragma: no cover - a runtime dependency
@@ -287,7 +335,31 @@ def _zstd(raw: bytes, path: Path | str | None, name: str) -> bytes:
                             "zstandard", field=name) from exc
     reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw),
                                                         read_across_frames=True)
-    return reader.read()
+    out = bytearray()
+    try:
+        while len(out) < most:
+            chunk = reader.read(min(most - len(out), 1 << 20))
+            if not chunk:
+                break
+            out += chunk
+    except zstandard.ZstdError as exc:
+        raise InputError.at(path, f"damaged zstd data ({exc})", field=name) from None
+    return bytes(out)
+
+
+_KNOWN_VERSIONS = (1, 2)
+"""Inspect log format versions read (``EvalLog.version``; 2 since Inspect 0.3.x)."""
+
+
+def _check_version(log: dict[str, Any], path: Path) -> None:
+    """Refuse a log of a format version evalatlas does not know: its fields may have
+    moved, and reading it as version 2 would give a log with no model and no scores."""
+    version = log.get("version")
+    if version is None or (type(version) is int and version in _KNOWN_VERSIONS):
+        return
+    raise InputError.at(path, f"Inspect log format version {version!r}; evalatlas "
+                        "reads versions 1 and 2 (fields may have moved), so the log is "
+                        "not read", field="version")
 
 
 def read_eval_archive(path: Path) -> dict[str, Any]:
@@ -299,6 +371,11 @@ def read_eval_archive(path: Path) -> dict[str, Any]:
     """
     zf = _Archive(path)
     try:
+        if zf.duplicates:
+            name = zf.duplicates[0]
+            raise InputError.at(path, f"two members named {name}: the archive is ambiguous "
+                                "(a zip reader would silently take the last); not read",
+                                field=name)
         log = zf.json("header.json")
         if log is None:
             log = zf.json("_journal/start.json")
@@ -308,6 +385,7 @@ def read_eval_archive(path: Path) -> dict[str, Any]:
             log.setdefault("status", "started")
         if not isinstance(log, dict):
             raise InputError.at(path, "header.json is not a JSON object")
+        _check_version(log, path)
         summaries = zf.json("summaries.json")
         if summaries is None:
             summaries = []
@@ -337,6 +415,7 @@ def read_log(path: Path) -> dict[str, Any]:
     data = read_json_file(path)
     if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
         raise InputError.at(path, "expected an Inspect EvalLog object with an 'eval' field")
+    _check_version(data, path)
     return data
 
 
@@ -453,8 +532,10 @@ def _published(log: dict[str, Any]) -> list[PublishedMetric]:
     return out
 
 
-def experiment_of(log: dict[str, Any], path: Path) -> ExperimentRecord:
-    """The experiment record of one log (see the module docstring)."""
+def experiment_of(log: dict[str, Any], path: Path,
+                  usage_totals: dict[str, Any] | None = None) -> ExperimentRecord:
+    """The experiment record of one log (see the module docstring); ``usage_totals``
+    (:func:`usage_totals`) go to ``extra["inspect"]["usage_totals"]``."""
     ev = log["eval"]
     model = ev.get("model") if isinstance(ev.get("model"), str) else None
     plan = log.get("plan") or {}
@@ -503,6 +584,7 @@ def experiment_of(log: dict[str, Any], path: Path) -> ExperimentRecord:
             "started_at": stats.get("started_at"), "completed_at": stats.get("completed_at"),
             "model_usage": stats.get("model_usage") or {},
             "error": _error(log),
+            **({} if usage_totals is None else {"usage_totals": usage_totals}),
         }},
         published_metrics=_published(log),
     )
@@ -538,14 +620,15 @@ class _Episodes:
         self.headline = headline
         self.model = model
         self.path = path
+        self.file = str(path)
 
-    def episode(self, sample: dict[str, Any]) -> EpisodeRecord:
-        """One episode from a sample summary (or a full sample of a ``.json`` log)."""
-        sid = sample.get("id")
-        sid = sid if type(sid) is str else str(sid)
-        epoch = sample.get("epoch")
-        if not isinstance(epoch, int):
-            epoch = 1
+    def episode(self, sample: dict[str, Any], sid: str | None = None,
+                epoch: int | None = None) -> EpisodeRecord:
+        """One episode from a sample summary (or a full sample of a ``.json`` log);
+        ``sid`` and ``epoch`` as :func:`sample_key` checked them."""
+        if sid is None or epoch is None:
+            sid, epoch = sample_key(sample, self.path, "sample")
+        checks = Fields(self.file, f"{sid} epoch {epoch}")
         raw_scores = sample.get("scores")
         values: dict[str, Any] = {}
         scores: dict[str, float | None] = {}
@@ -586,19 +669,27 @@ class _Episodes:
         retries = sample.get("retries")
         if retries is None and isinstance(sample.get("error_retries"), list):
             retries = len(sample["error_retries"])
-        model_usage = sample.get("model_usage") or {}
+        model_usage = sample.get("model_usage")
+        if model_usage is None:
+            model_usage = {}
+        elif type(model_usage) is not dict:
+            raise checks.error("model_usage", f"{describe(model_usage)}, expected an object of "
+                          "per-model usage")
         extra: dict[str, Any] = {"score_values": values}
         for key, value in (("uuid", sample.get("uuid")), ("retries", retries),
-                           ("working_time_s", _float(sample.get("working_time"))),
+                           ("working_time_s", _seconds(sample.get("working_time"),
+                                                       "working_time", checks)),
                            ("model_usage", model_usage or None), ("limit", limit),
                            ("message_count", sample.get("message_count"))):
             if value is not None:
                 extra[key] = value
         plain = _PLAIN_ID.fullmatch(sid) is not None
         tid = f"{sid}_epoch_{epoch}" if plain else _trajectory_id(sid, epoch)
-        usage = self._usage(model_usage)
+        usage, judge = self._usage(model_usage, checks)
         timestamp = _timestamp(sample.get("completed_at") or sample.get("started_at"))
-        wall = _float(sample.get("total_time"))
+        wall = _seconds(sample.get("total_time"), "total_time", checks)
+        if checks.notes:
+            extra[NOTES_KEY] = checks.notes
         attempt = epoch - 1 if epoch > 1 else 0
         if not (plain or sid.isprintable()) or len(tid) > 255 \
                 or (error is not None and not error.isprintable()) \
@@ -608,6 +699,8 @@ class _Episodes:
                     "status": status, "error_type": error_type, "error_message": error,
                     "wall_time_s": wall, "timestamp": timestamp,
                     "usage": {k: v for k, v in usage.items() if v is not None},
+                    "judge_usage": None if judge is None else
+                    {k: v for k, v in judge.items() if v is not None},
                     "scores": scores, "extra": extra}
             return parse_record(EpisodeRecord, data, file=str(self.path),
                                 record=f"{sid} epoch {epoch}")
@@ -622,6 +715,8 @@ class _Episodes:
         d["error_type"] = error_type
         d["wall_time_s"] = wall
         d["usage"] = _model(UsageSummary, usage, _USAGE_FIELDS_SET)
+        if judge is not None:
+            d["judge_usage"] = _model(UsageSummary, judge, _USAGE_FIELDS_SET)
         d["trajectory_id"] = tid
         d["timestamp"] = timestamp
         d["attempt"] = attempt
@@ -631,49 +726,116 @@ class _Episodes:
         d["extra"] = extra
         return _model(EpisodeRecord, d, _EPISODE_FIELDS_SET)
 
-    def _usage(self, model_usage: Any) -> dict[str, Any]:
-        """:func:`usage_of` as the field dict of a UsageSummary (every field present),
-        with its derivations (total = prompt + completion when not reported; a cost is
-        ``reported``)."""
-        d = _USAGE_TEMPLATE.copy()
+    def _usage(self, model_usage: dict[str, Any], f: Fields
+               ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """``(usage, judge usage)`` as field dicts of a UsageSummary (every field present).
+
+        ``usage`` is the evaluated model's (``eval.model``); every *other* model of the
+        sample's ``model_usage`` (a grader through model roles, a scorer model) is
+        evaluation, not agent, usage: their sum is the judge usage (``model`` named when
+        there is one other model; a cost only when every one has a cost). Token counts go
+        through the one coercion rule (:func:`_checked`)."""
         model = self.model
-        u = model_usage.get(model) if model and type(model_usage) is dict else None
-        if type(u) is not dict:
-            return d
-        inp, out, total = u.get("input_tokens"), u.get("output_tokens"), u.get("total_tokens")
-        read = u.get("input_tokens_cache_read")
-        write = u.get("input_tokens_cache_write")
-        reasoning = u.get("reasoning_tokens")
-        # JSON ints only (not bool, which type() excludes), and >= 0: else missing
-        if not (type(inp) is int and inp >= 0):
-            inp = None
-        if not (type(out) is int and out >= 0):
-            out = None
-        if not (type(total) is int and total >= 0):
-            total = None
-        if read is not None and not (type(read) is int and read >= 0):
-            read = None
-        if write is not None and not (type(write) is int and write >= 0):
-            write = None
-        if reasoning is not None and not (type(reasoning) is int and reasoning >= 0):
-            reasoning = None
-        prompt = None if inp is None else inp + (read or 0) + (write or 0)
-        if total is None and prompt is not None and out is not None:
-            total = prompt + out
-        d["prompt_tokens"] = prompt
-        d["completion_tokens"] = out
-        d["total_tokens"] = total
-        d["cached_tokens"] = read
-        d["cache_creation_tokens"] = write
-        d["reasoning_tokens"] = reasoning
-        cost = u.get("total_cost")
-        if cost is not None:
-            cost = _float(cost)
-            if cost is not None:
-                d["total_cost_usd"] = cost
-                d["cost_source"] = "reported"
-        d["model"] = model
-        return d
+        u = model_usage.get(model) if model else None
+        usage = _contract_usage(
+            _checked(u, f"model_usage.{model}", f), model) if u is not None \
+            else _USAGE_TEMPLATE.copy()
+        others = [(name, _checked(v, f"model_usage.{name}", f))
+                  for name, v in model_usage.items() if name != model]
+        if not others:
+            return usage, None
+        judge = _sum_usage([_contract_usage(c, name) for name, c in others])
+        return usage, judge
+
+
+_TOKEN_KEYS = ("input_tokens", "output_tokens", "total_tokens", "input_tokens_cache_read",
+               "input_tokens_cache_write", "reasoning_tokens")
+
+
+def _checked(u: Any, where: str, f: Fields) -> dict[str, Any]:
+    """One model's Inspect ``ModelUsage`` with checked values. JSON ints >= 0 pass as
+    they are (the hot path); anything else goes through the one coercion rule
+    (:mod:`evalatlas.adapters.coerce`): a string, a boolean or a fraction quarantines the
+    sample naming the field, a negative count is missing with a note."""
+    if type(u) is not dict:
+        raise f.error(where, f"{describe(u)}, expected an object of token counts")
+    out: dict[str, Any] = {}
+    for key in _TOKEN_KEYS:
+        v = u.get(key)
+        out[key] = v if v is None or (type(v) is int and v >= 0) \
+            else f.count(v, f"{where}.{key}")
+    cost = u.get("total_cost")
+    out["total_cost"] = cost if cost is None or (
+        type(cost) is float and 0 <= cost < math.inf) or (type(cost) is int and cost >= 0) \
+        else f.amount(cost, f"{where}.total_cost")
+    return out
+
+
+def _contract_usage(c: dict[str, Any], model: str | None) -> dict[str, Any]:
+    """A checked Inspect usage as UsageSummary fields: Inspect's ``input_tokens`` plus
+    cache reads and writes as ``prompt_tokens`` (the contract's OpenAI convention, so
+    ``total = prompt + completion`` as Inspect's own total); a cost is ``reported``."""
+    d = _USAGE_TEMPLATE.copy()
+    inp, out, total = c["input_tokens"], c["output_tokens"], c["total_tokens"]
+    read, write = c["input_tokens_cache_read"], c["input_tokens_cache_write"]
+    prompt = None if inp is None else inp + (read or 0) + (write or 0)
+    if total is None and prompt is not None and out is not None:
+        total = prompt + out
+    d["prompt_tokens"] = prompt
+    d["completion_tokens"] = out
+    d["total_tokens"] = total
+    d["cached_tokens"] = read
+    d["cache_creation_tokens"] = write
+    d["reasoning_tokens"] = c["reasoning_tokens"]
+    if c["total_cost"] is not None:
+        d["total_cost_usd"] = float(c["total_cost"])
+        d["cost_source"] = "reported"
+    d["model"] = model
+    return d
+
+
+_SUMMED = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens",
+           "cache_creation_tokens", "reasoning_tokens", "total_cost_usd")
+
+
+def _sum_usage(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several models' usage as one: a field is the sum when every part has it (else
+    missing: a partial sum would read as the whole); ``model`` only when there is one."""
+    d = _USAGE_TEMPLATE.copy()
+    for key in _SUMMED:
+        values = [p[key] for p in parts]
+        if all(v is not None for v in values):
+            d[key] = sum(values)
+    if d["total_cost_usd"] is not None:
+        d["cost_source"] = "reported"
+    d["model"] = parts[0]["model"] if len(parts) == 1 else None
+    return d
+
+
+def _seconds(x: Any, field: str, f: Fields) -> float | None:
+    """A duration in seconds: a finite number >= 0 (the one coercion rule)."""
+    if (type(x) is float and 0 <= x < math.inf) or (type(x) is int and x >= 0):
+        return float(x)
+    return f.amount(x, field)
+
+
+def sample_key(sample: dict[str, Any], path: Path, record: str) -> tuple[str, int]:
+    """A sample's ``(id, epoch)``, checked: Inspect writes ``id: int | str`` and
+    ``epoch: int`` counted from 1 (absent: 1). An object as id, or an epoch ``"2"``,
+    ``true`` or 0 is refused: read as epoch 1 it would overwrite the real epoch-1
+    sample."""
+    sid, epoch = sample.get("id"), sample.get("epoch", 1)
+    if type(epoch) is int and epoch >= 1:
+        if type(sid) is str and sid:
+            return sid, epoch
+        if type(sid) is int:
+            return str(sid), epoch
+    f = Fields(path, record)
+    sid = f.required(f.identifier(sid, "id"), "id", "a sample id")
+    if type(epoch) is int and epoch < 1:
+        raise f.error("epoch", f"epoch {epoch}: Inspect counts epochs from 1")
+    epoch = f.required(f.count(epoch, "epoch"), "epoch", "an epoch number")
+    return sid, epoch
 
 
 def episode_of(sample: dict[str, Any], exp: ExperimentRecord, headline: str | None,
@@ -694,35 +856,92 @@ def _model(cls: type[Any], values: dict[str, Any], fields: frozenset[str]) -> An
     return obj
 
 
+_TOTALLED = ("input_tokens", "output_tokens", "total_tokens")
+
+
+def _add(total: dict[str, Any], u: Any) -> None:
+    """Add one model's Inspect usage to ``total`` (counts that are JSON ints >= 0, a cost
+    that is a finite number >= 0; a missing or bad value makes that total unknown)."""
+    if type(u) is not dict:
+        u = {}
+    for key in _TOTALLED:
+        v, t = u.get(key), total[key]
+        total[key] = t + v if t is not None and type(v) is int and v >= 0 else None
+    v, t = u.get("total_cost"), total["total_cost"]
+    total["total_cost"] = t + v if t is not None and type(v) in (int, float) \
+        and 0 <= v < math.inf else None
+
+
+def usage_totals(samples: Any, model: str | None) -> dict[str, Any]:
+    """The run's usage, agent plus evaluation, summed over the per-sample ``model_usage``
+    of the samples kept (one per id and epoch), by model: ``agent`` is the evaluated
+    model (``eval.model``), ``evaluation`` every other model (a grader through model
+    roles, a scorer model), ``total`` both. Inspect's header (``stats.model_usage``)
+    also counts retried attempts, so it can be higher; these sums are what the stored
+    episodes hold (``usage`` and ``judge_usage``)."""
+    zero = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "total_cost": 0.0}
+    agent, total = dict(zero), dict(zero)
+    evaluation: dict[str, dict[str, Any]] = {}
+    for sample in samples:
+        usage = sample.get("model_usage")
+        if type(usage) is not dict:
+            continue
+        for name, u in usage.items():
+            _add(agent if name == model else evaluation.setdefault(name, dict(zero)), u)
+            _add(total, u)
+    any_cost = any(type(u) is dict and u.get("total_cost") is not None
+                   for sample in samples if type(sample.get("model_usage")) is dict
+                   for u in sample["model_usage"].values())
+    if not any_cost:  # no model reported a cost: unknown, not 0
+        for t in (agent, total, *evaluation.values()):
+            t["total_cost"] = None
+    return {"agent": {"model": model, **agent}, "evaluation": evaluation, "total": total,
+            "source": "sum of per-sample model_usage (stats.model_usage in the header "
+                      "also counts retries)"}
+
+
 def read_inspect(path: Path) -> Iterator[Item]:
     """Experiment first, then one episode per (sample id, epoch), the last entry winning."""
     try:
         log = read_log(path)
-        exp = experiment_of(log, path)
+    except InputError as exc:
+        yield exc.problem
+        return
+    samples = log.get("samples") or []
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    problems: list[Problem] = []
+    if not isinstance(samples, list):
+        problems.append(Problem(str(path), f"{describe(samples)}, expected a list of samples",
+                                field="samples"))
+        samples = []
+    for i, sample in enumerate(samples):
+        if type(sample) is not dict:
+            problems.append(Problem(str(path), f"{describe(sample)}, expected a sample object",
+                                    record=f"samples[{i}]"))
+            continue
+        try:
+            key = sample_key(sample, path, f"samples[{i}]")
+        except InputError as exc:
+            problems.append(exc.problem)
+            continue
+        latest[key] = sample  # re-logged: last wins
+    model = log["eval"].get("model") if isinstance(log["eval"].get("model"), str) else None
+    try:
+        exp = experiment_of(log, path, usage_totals(latest.values(), model))
     except InputError as exc:
         yield exc.problem
         return
     except (ValueError, TypeError, AttributeError) as exc:
-        yield Problem(str(path), f"not a readable Inspect log: {exc}")
+        yield Problem(str(path), "not a readable Inspect log: a header field has an "
+                      f"unexpected type ({type(exc).__name__}: {exc})")
         return
     yield exp
+    yield from problems
     build = _Episodes(exp, headline_scorer(log), exp.agent.llm_model, path)
-    latest: dict[tuple[str, int], dict[str, Any]] = {}
-    samples = log.get("samples") or []
-    if not isinstance(samples, list):
-        yield Problem(str(path), "samples is not a list", field="samples")
-        return
-    for sample in samples:
-        if type(sample) is not dict or sample.get("id") is None:
-            yield Problem(str(path), "sample without an id", field="samples")
-            continue
-        sid, epoch = sample["id"], sample.get("epoch")
-        latest[(sid if type(sid) is str else str(sid),
-                epoch if isinstance(epoch, int) else 1)] = sample  # re-logged: last wins
     episode = build.episode
-    for sample in latest.values():
+    for (sid, epoch), sample in latest.items():
         try:
-            yield episode(sample)
+            yield episode(sample, sid, epoch)
         except InputError as exc:
             yield exc.problem
 
