@@ -167,17 +167,18 @@ def category_shares(rows: Sequence[dict[str, Any]], *, confidence: float = 0.95
     return out
 
 
-def suspect_tasks(rows: Sequence[dict[str, Any]], *, min_episodes: int = SUSPECT_MIN_EPISODES,
+def task_verdicts(rows: Sequence[dict[str, Any]], *,
+                  min_episodes: int = SUSPECT_MIN_EPISODES,
                   min_agents: int = SUSPECT_MIN_AGENTS, max_evidence: int = 3
                   ) -> list[dict[str, Any]]:
-    """Tasks the investigator called infeasible at least once, most infeasible first.
+    """The investigator's feasibility verdicts per task, for every task with at least one.
 
     Per (benchmark, task): ``judged`` (episodes with a feasibility verdict, true or
     false), ``infeasible`` (verdict false), ``agents`` (distinct agents whose episodes got
     an infeasible verdict) and ``suspect``: ``judged >= min_episodes`` and
-    ``infeasible > judged / 2`` and ``len(agents) >= min_agents``. One agent's failures
-    alone never make a task suspect. ``evidence``: up to ``max_evidence`` quotes with
-    the root cause from the infeasible episodes.
+    ``infeasible > judged / 2`` and ``len(agents) >= min_agents``, so one agent's failures
+    alone never make a task suspect. ``evidence``: up to ``max_evidence`` quotes with the
+    root cause from the infeasible episodes. Order: suspect first, then most infeasible.
     """
     tasks: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -186,8 +187,6 @@ def suspect_tasks(rows: Sequence[dict[str, Any]], *, min_episodes: int = SUSPECT
     out = []
     for (bench, task), eps in tasks.items():
         bad = [r for r in eps if r["feasible"] is False]
-        if not bad:
-            continue
         agents = sorted({r["agent"] for r in bad})
         judged = len(eps)
         suspect = (judged >= min_episodes and 2 * len(bad) > judged
@@ -202,6 +201,37 @@ def suspect_tasks(rows: Sequence[dict[str, Any]], *, min_episodes: int = SUSPECT
     return out
 
 
+def suspect_tasks(rows: Sequence[dict[str, Any]], **kw: Any) -> list[dict[str, Any]]:
+    """The tasks of :func:`task_verdicts` the investigator called infeasible at least
+    once (suspect or not), most infeasible first."""
+    return [t for t in task_verdicts(rows, **kw) if t["infeasible"]]
+
+
+def item_verdict_rows(items: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]]
+                      ) -> list[dict[str, Any]]:
+    """Atlas item rows (``benchmark``, ``task_id``, ``flags`` ...) with the investigator's
+    verdict beside the difficulty: ``investigated`` (episodes with a feasibility
+    verdict), ``infeasible``, ``suspect``; flag ``suspect`` for a suspect task and
+    ``suspect_all_fail`` when, besides, no agent solved it in the fit (``no_success``):
+    the atlas calls it maximally hard, the investigator says it is broken."""
+    by_task = {(v["benchmark"], v["task_id"]): v for v in verdicts}
+    out = []
+    for row in items:
+        v = by_task.get((row.get("benchmark"), row.get("task_id")))
+        new = dict(row)
+        new["investigated"] = v["judged"] if v else 0
+        new["infeasible"] = v["infeasible"] if v else 0
+        new["suspect"] = bool(v and v["suspect"])
+        flags = list(row.get("flags") or [])
+        if new["suspect"]:
+            flags.append("suspect")
+            if "no_success" in flags:
+                flags.append("suspect_all_fail")
+        new["flags"] = flags
+        out.append(new)
+    return out
+
+
 @dataclass
 class FailuresResult(TableResult):
     """``evalatlas failures`` / ``ea.failures``: why agents fail.
@@ -210,8 +240,9 @@ class FailuresResult(TableResult):
     ``investigated``, ``not_investigated``, ``episodes``, ``share``, ``ci_low``,
     ``ci_high``, ``interval_reason``. ``meta``: ``by``, ``confidence``, ``categories``,
     ``root_causes`` (per group, the top groups of :func:`group_root_causes`),
-    ``suspect_tasks`` and ``infeasible_tasks`` (:func:`suspect_tasks`; the suspect ones
-    and all with an infeasible verdict), ``suspect_rule``."""
+    ``suspect_tasks``, ``infeasible_tasks`` and ``task_verdicts`` (:func:`task_verdicts`:
+    the suspect tasks, those with an infeasible verdict, all with a verdict),
+    ``suspect_rule``."""
 
     SCHEMA: ClassVar[str] = "evalatlas.failures/1"
 
@@ -234,7 +265,8 @@ def failures_result(rows: Sequence[dict[str, Any]], *, by: str = "agent",
         eps = by_group[group]
         causes[group] = group_root_causes([r.get("failure_root_cause") for r in eps],
                                           categories=[r["failure_category"] for r in eps])[:top]
-    tasks = suspect_tasks(rows)
+    verdicts = task_verdicts(rows)
+    tasks = [t for t in verdicts if t["infeasible"]]
     notes = []
     groups = {r["group"]: r for r in shares}
     missing = sum(r["not_investigated"] for r in groups.values())
@@ -254,7 +286,7 @@ def failures_result(rows: Sequence[dict[str, Any]], *, by: str = "agent",
                      "`atlas fit --exclude-infeasible` leaves them out.")
     meta = {"by": by, "confidence": confidence, "categories": list(CATEGORIES),
             "root_causes": [{"group": g, "causes": c} for g, c in causes.items()],
-            "suspect_tasks": suspect, "infeasible_tasks": tasks,
+            "suspect_tasks": suspect, "infeasible_tasks": tasks, "task_verdicts": verdicts,
             "suspect_rule": {"min_episodes": SUSPECT_MIN_EPISODES,
                              "min_agents": SUSPECT_MIN_AGENTS, "majority": True}}
     return FailuresResult(rows=shares, meta=meta, notes=notes)

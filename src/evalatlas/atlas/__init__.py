@@ -18,7 +18,15 @@ Modules: :mod:`~evalatlas.atlas.matrix` (sparse cells), :mod:`~evalatlas.atlas.i
 :mod:`~evalatlas.atlas.simulate`.
 """
 
-from evalatlas.atlas.api import drift, estimate, fit, matrix, stored_fit, suggest_tasks
+from evalatlas.atlas.api import (
+    drift,
+    estimate,
+    fit,
+    matrix,
+    stored_fit,
+    suggest_tasks,
+    with_verdicts,
+)
 from evalatlas.atlas.errors import AtlasError, DriftError
 from evalatlas.atlas.fitting import fit_matrix
 from evalatlas.atlas.irt import Cells, ModelSpec, Priors, fit_irt
@@ -55,4 +63,5 @@ __all__ = [
     "matrix_from_cells",
     "stored_fit",
     "suggest_tasks",
+    "with_verdicts",
 ]

@@ -5,11 +5,13 @@ fits) and the pure fitting code; the CLI calls only these.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from evalatlas.analysis.failures import FailuresResult, item_verdict_rows
 from evalatlas.atlas.adaptive import (
     ItemBank,
     ability,
@@ -21,7 +23,13 @@ from evalatlas.atlas.errors import AtlasError
 from evalatlas.atlas.fitting import Z95, fit_episodes, fit_matrix
 from evalatlas.atlas.irt import Priors
 from evalatlas.atlas.matrix import CellKind, DriftMode, ResponseMatrix, build_matrix
-from evalatlas.atlas.results import AgentEstimate, AtlasFit, DriftResult, NextTasksResult
+from evalatlas.atlas.results import (
+    AgentEstimate,
+    AtlasFit,
+    DriftResult,
+    ItemsResult,
+    NextTasksResult,
+)
 from evalatlas.store import atlas as atlas_store
 from evalatlas.store.db import Store
 
@@ -52,33 +60,90 @@ def fit(
     propensity: bool = False,
     priors: Priors | None = None,
     save: bool = False,
+    exclude_tasks: Iterable[tuple[str, str]] | None = None,
 ) -> AtlasFit:
     """Fit the agent x task matrix.
 
     ``source``: a :class:`~evalatlas.store.db.Store`, a store path (None: the default
     store), an episodes frame (pyarrow Table, pandas DataFrame or dict of columns with
     :data:`evalatlas.atlas.matrix.EPISODE_COLUMNS`) or a :class:`ResponseMatrix`.
-    ``save=True`` stores the fit (store sources only). See :mod:`evalatlas.atlas`.
+    ``save=True`` stores the fit (store sources only). ``exclude_tasks``: (benchmark,
+    task_id) pairs whose episodes are left out (e.g. the investigator's suspect tasks,
+    ``ea.failures(...).suspect``); the fit's ``excluded_tasks`` setting and a note name
+    those that were there. See :mod:`evalatlas.atlas`.
     """
     bench = _bench(benchmark)
+    excluded = None if exclude_tasks is None else {(str(b), str(t)) for b, t in exclude_tasks}
+    kw: dict[str, Any] = dict(model=model, holdout=holdout, seed=seed,
+                              propensity=propensity, benchmark=bench, priors=priors)
     if isinstance(source, ResponseMatrix):
-        return fit_matrix(source, model=model, holdout=holdout, seed=seed,
-                          propensity=propensity, priors=priors, benchmark=bench, drift=drift)
+        if excluded is not None:
+            raise AtlasError("exclude_tasks needs episodes (a store or an episodes frame), "
+                             "not a ResponseMatrix")
+        return fit_matrix(source, drift=drift, **kw)
     if source is None or isinstance(source, Store | str | Path):
         store, close = _open(source, read_only=not save)
         try:
             frame = atlas_store.episodes_frame(store, bench)
-            result = fit_episodes(frame, model=model, cell=cell, holdout=holdout, seed=seed,
-                                  drift=drift, propensity=propensity, benchmark=bench,
-                                  priors=priors)
+            frame, dropped = _drop_tasks(frame, excluded)
+            result = fit_episodes(frame, cell=cell, drift=drift, **kw)
+            _note_excluded(result, excluded, dropped)
             if save:
                 atlas_store.save_fit(store, result.to_dict())
             return result
         finally:
             if close:
                 store.close()
-    return fit_episodes(source, model=model, cell=cell, holdout=holdout, seed=seed,
-                        drift=drift, propensity=propensity, benchmark=bench, priors=priors)
+    frame, dropped = _drop_tasks(source, excluded)
+    result = fit_episodes(frame, cell=cell, drift=drift, **kw)
+    _note_excluded(result, excluded, dropped)
+    return result
+
+
+def _drop_tasks(frame: Any, excluded: set[tuple[str, str]] | None
+                ) -> tuple[Any, list[tuple[str, str]]]:
+    """``frame`` without the episodes of the ``excluded`` (benchmark, task_id) pairs, and
+    the pairs that were in it. Any episodes frame (Arrow, pandas, dict of columns). A
+    benchmark's ``n_tasks`` loses the tasks left out, so coverage is over the rest."""
+    if not excluded:
+        return frame, []
+    import pyarrow as pa
+
+    table = frame if isinstance(frame, pa.Table) else (
+        pa.Table.from_pandas(frame, preserve_index=False) if hasattr(frame, "iloc")
+        else pa.table(frame))
+    bench = table.column("benchmark").to_pylist()
+    task = table.column("task_id").to_pylist()
+    keys = [(str(b), str(t)) for b, t in zip(bench, task, strict=True)]
+    mask = pa.array([k not in excluded for k in keys], type=pa.bool_())
+    dropped = sorted({k for k in keys if k in excluded})
+    table = table.filter(mask)
+    if "n_tasks" in table.column_names and dropped:
+        # the benchmark's size shrinks by the tasks left out: coverage is over the rest
+        per_bench: dict[str, int] = {}
+        for b, _ in dropped:
+            per_bench[b] = per_bench.get(b, 0) + 1
+        sizes = [None if n is None else max(0, n - per_bench.get(str(b), 0))
+                 for b, n in zip(table.column("benchmark").to_pylist(),
+                                 table.column("n_tasks").to_pylist(), strict=True)]
+        i = table.column_names.index("n_tasks")
+        table = table.set_column(i, "n_tasks", pa.array(sizes, type=table.schema.field(
+            "n_tasks").type))
+    return table, dropped
+
+
+def _note_excluded(result: AtlasFit, excluded: set[tuple[str, str]] | None,
+                   dropped: list[tuple[str, str]]) -> None:
+    if excluded is None:
+        return
+    result.settings["excluded_tasks"] = [list(k) for k in dropped]
+    if dropped:
+        names = ", ".join(f"{t} ({b})" for b, t in dropped[:20])
+        more = f" and {len(dropped) - 20} more" if len(dropped) > 20 else ""
+        result.notes.append(f"{len(dropped)} task(s) left out of the fit as asked "
+                            f"(suspect: judged infeasible by the investigator): {names}{more}.")
+    else:
+        result.notes.append("No task to leave out: none of the excluded tasks is in the data.")
 
 
 def _from_dict(d: dict[str, Any]) -> AtlasFit:
@@ -293,3 +358,20 @@ def matrix(source: Source = None, *, benchmark: list[str] | str | None = None,
         if close:
             store.close()
     return build_matrix(frame, cell=cell, drift=drift_mode)
+
+
+def with_verdicts(items: ItemsResult, findings: FailuresResult) -> ItemsResult:
+    """``atlas items`` with the investigator's verdict beside each task's difficulty:
+    ``investigated``, ``infeasible``, ``suspect`` and the flags ``suspect`` /
+    ``suspect_all_fail`` (:func:`evalatlas.analysis.failures.item_verdict_rows`).
+    ``findings``: ``ea.failures(store)`` over the same benchmarks."""
+    verdicts = findings.meta.get("task_verdicts", [])
+    rows = item_verdict_rows(items.rows, verdicts)
+    notes = list(items.notes)
+    both = [r["task_id"] for r in rows if "suspect_all_fail" in r["flags"]]
+    if both:
+        notes.append(f"{len(both)} task(s) every agent fails and the investigator calls "
+                     f"infeasible (suspect_all_fail): {', '.join(both[:10])}"
+                     f"{' ...' if len(both) > 10 else ''}; `atlas fit --exclude-infeasible` "
+                     "leaves suspect tasks out.")
+    return ItemsResult(rows=rows, meta=dict(items.meta), notes=notes)

@@ -79,15 +79,19 @@ def fit_cmd(
         "when a task has two versions.")] = "split",
     propensity: Annotated[bool, typer.Option(
         "--propensity", help="Inverse-propensity weights (selection on difficulty).")] = False,
+    exclude_infeasible: Annotated[bool, typer.Option(
+        "--exclude-infeasible", help="Leave out suspect tasks: judged infeasible by the "
+        "investigator (see `evalatlas failures`).")] = False,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
     """Fit 1PL/2PL/MF by MAP on the observed cells; store the fit and print it."""
     from evalatlas import atlas
 
+    exclude = _suspect_tasks(ctx, benchmark) if exclude_infeasible else None
     result = _call(atlas.fit, db_path(ctx), benchmark=benchmark, model=model,
                    cell=cell, holdout=holdout, seed=seed, drift=drift,  # type: ignore[arg-type]
-                   propensity=propensity, save=True)
+                   propensity=propensity, save=True, exclude_tasks=exclude)
     d = result.to_dict()
     if fmt is OutputFormat.json:
         emit(json.dumps(d, indent=2, allow_nan=False, ensure_ascii=False) + "\n", output)
@@ -102,6 +106,21 @@ def fit_cmd(
                   title=f"Abilities ({d['model']}, fit {d['fit_id']})", console=console,
                   notes=notes)
     emit(text, output)
+
+
+def _failures(ctx: typer.Context, benchmark: list[str] | None) -> Any:
+    """The investigator's findings summary (``ea.failures``) for these benchmarks."""
+    from evalatlas import failures
+    from evalatlas import open as open_store
+
+    def go() -> Any:
+        with open_store(db_path(ctx), read_only=True) as store:
+            return failures(store, benchmark=benchmark)
+    return _call(go)
+
+
+def _suspect_tasks(ctx: typer.Context, benchmark: list[str] | None) -> list[tuple[str, str]]:
+    return _failures(ctx, benchmark).suspect
 
 
 def _band_notes(d: dict[str, Any], limit: int = 10) -> list[str]:
@@ -141,11 +160,23 @@ def abilities_cmd(ctx: typer.Context, benchmark: BenchmarkOption = None,
 @atlas_app.command("items")
 def items_cmd(ctx: typer.Context, benchmark: BenchmarkOption = None,
               fmt: FormatOption = OutputFormat.table, output: OutputOption = None) -> None:
-    """Item (task) difficulties and discriminations of the latest stored fit."""
-    result = _stored(ctx, benchmark).item_table()
+    """Item (task) difficulties and discriminations of the latest stored fit, with the
+    investigator's verdict (infeasible / investigated episodes, suspect)."""
+    from evalatlas import atlas
+
+    result = atlas.with_verdicts(_stored(ctx, benchmark).item_table(),
+                                 _failures(ctx, benchmark))
     m = result.meta
-    emit(render_result(result, ITEM_COLUMNS, fmt,
+    cols = [*ITEM_COLUMNS[:-1], ("infeasible", "infeasible / investigated", _verdict),
+            ITEM_COLUMNS[-1]]
+    emit(render_result(result, cols, fmt,
                        title=f"Items ({m['model']}, fit {m['fit_id']})"), output)
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    if not r.get("investigated"):
+        return "-"
+    return f"{r['infeasible']} / {r['investigated']}" + (" suspect" if r.get("suspect") else "")
 
 
 @atlas_app.command("drift")
