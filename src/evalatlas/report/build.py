@@ -13,7 +13,7 @@ Layout of the result (``schema`` ``evalatlas.report/1``)::
     {title, generated, confidence, alpha, group_by, notes,
      sections: [{id, title, benchmark, benchmark_size, leaderboard, pairs, heatmap,
                  ability, drill, notes}],
-     tiers, speedups, frameworks}
+     tiers, speedups, frameworks, failures}
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from evalatlas.analysis.summary import group_rows, merge_outcomes, outcome_rows,
 from evalatlas.analysis.tiers import tier_table
 from evalatlas.metrics.outcomes import cost_of_pass, default_k_values, pass_hat_k
 from evalatlas.metrics.pareto import pareto_frontier
+from evalatlas.report.failures import failures_data
 from evalatlas.report.frameworks import build_report as build_framework_report
 from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
@@ -780,6 +781,7 @@ def build_report_data(store: Store, opts: ReportOptions | None = None) -> dict[s
         "tiers": _tiers(store, opts.experiment),
         "speedups": _speedups(store, opts.experiment, opts.confidence),
         "frameworks": _frameworks(store, opts.confidence),
+        "failures": failures_data(store, opts.experiment, opts.confidence),
     }
     # json_safe walks everything but the drill-down columns, which are built finite
     drills = [s.pop("drill") for s in sections]

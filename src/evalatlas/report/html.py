@@ -98,7 +98,8 @@ def _groups(data: dict[str, Any], views: list[dict[str, Any]]) -> list[tuple[str
     for s in data["sections"]:
         out.append((s["id"], s["title"], s["notes"]))
     for sid, title in (("tiers", "Scylla tiers"), ("speedups", "FC-Eval speedups"),
-                       ("frameworks", "Framework comparison")):
+                       ("frameworks", "Framework comparison"),
+                       ("failures", "Why agents fail")):
         if any(v["section"] == sid for v in views):
             out.append((sid, title, []))
     return out

@@ -680,6 +680,9 @@ def all_views(data: dict[str, Any]) -> list[dict[str, Any]]:
     views += tier_views(data.get("tiers"), conf)
     views += speedup_views(data.get("speedups"), conf)
     views += framework_views(data.get("frameworks"))
+    from evalatlas.report.failures import failure_views  # it builds on this module
+
+    views += failure_views(data.get("failures"))
     return views
 
 

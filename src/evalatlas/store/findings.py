@@ -96,16 +96,21 @@ FINDINGS_COLUMNS = ("group_key", "group_name", "agent_id", "agent", "benchmark",
 
 
 def findings_rows(store: Store, *, by: str = "agent", agent: list[str] | None = None,
-                  benchmark: list[str] | None = None) -> list[dict[str, Any]]:
+                  benchmark: list[str] | None = None,
+                  experiment: list[str] | None = None) -> list[dict[str, Any]]:
     """One row per episode with an outcome or a finding (:data:`FINDINGS_COLUMNS`):
     the ``by`` group (``group_key``/``group_name``, see
     :func:`evalatlas.store.queries.group_expr`), the agent, task, whether it failed
     (:data:`FAILED_SQL`), and the findings' fields (None where absent). Input of
-    :mod:`evalatlas.analysis.failures`."""
+    :mod:`evalatlas.analysis.failures`. ``experiment``: ids or names."""
     _, key, _ = group_expr(by)
     display = {"agent": "coalesce(x.agent_name, '(no experiment record)')",
                "experiment": "coalesce(x.experiment_name, e.experiment_id)"}.get(by, key)
     where, params = _filters(agent, benchmark)
+    if experiment:
+        marks = ", ".join("?" for _ in experiment)
+        where.append(f"(e.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))")
+        params += [*experiment, *experiment]
     where.append(f"({FAILED_SQL} OR e.findings IS NOT NULL)")
     f = "e.findings"
     return store.query(f"""
