@@ -28,6 +28,8 @@ _LAZY: dict[str, str] = {
     "Store": "evalatlas.api",
     "summary": "evalatlas.api",
     "compare": "evalatlas.api",
+    "gate": "evalatlas.api",
+    "gate_plan": "evalatlas.api",
     "tiers": "evalatlas.api",
     "speedups": "evalatlas.api",
     "speedup_detail": "evalatlas.api",
@@ -63,6 +65,8 @@ _LAZY: dict[str, str] = {
     "QuarantineResult": "evalatlas.analysis.results",
     "SummaryResult": "evalatlas.analysis.summary",
     "CompareResult": "evalatlas.analysis.compare",
+    "GateResult": "evalatlas.analysis.gate",
+    "GatePlanResult": "evalatlas.analysis.gate",
     "TierReport": "evalatlas.analysis.tiers",
     "SpeedupResult": "evalatlas.analysis.speedups",
     "SpeedupDetail": "evalatlas.analysis.speedups",
@@ -111,6 +115,8 @@ __all__ = [
     "FormatsResult",
     "FrameworkComparison",
     "FrameworkData",
+    "GatePlanResult",
+    "GateResult",
     "IngestReport",
     "InputError",
     "InvestigateResult",
@@ -140,6 +146,8 @@ __all__ = [
     "failures",
     "formats",
     "framework_data",
+    "gate",
+    "gate_plan",
     "investigate",
     "judge_answer",
     "judge_episodes",
@@ -180,6 +188,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
     from evalatlas.analysis.compare import CompareResult
     from evalatlas.analysis.failures import FailuresResult
     from evalatlas.analysis.frameworks import FrameworkData
+    from evalatlas.analysis.gate import GatePlanResult, GateResult
     from evalatlas.analysis.results import QuarantineResult, TableResult
     from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult
     from evalatlas.analysis.summary import SummaryResult
@@ -192,6 +201,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         configure_prices,
         failures,
         framework_data,
+        gate,
+        gate_plan,
         investigate,
         judge_episodes,
         load_framework,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evalatlas.analysis.compare import CompareResult, compare_sides
 from evalatlas.analysis.frameworks import FrameworkData, group_records
+from evalatlas.analysis.gate import GatePlanResult, GateResult, gate_sides, plan_sides
 from evalatlas.analysis.published import disagreement_note, published_rows
 from evalatlas.analysis.results import QuarantineResult
 from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult, speedup_result, task_payloads
@@ -40,6 +41,7 @@ from evalatlas.pricing import configure, unknown_price_models
 from evalatlas.records.limits import ReadLimits
 from evalatlas.store import db as _db
 from evalatlas.store.frames import episodes_frame, store_from_frame
+from evalatlas.store.gate import load_gate_side
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
 from evalatlas.store.outcomes import task_outcome_counts
 from evalatlas.store.published import published_metrics, score_values, source_notes
@@ -73,6 +75,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CompareResult",
+    "GatePlanResult",
+    "GateResult",
     "IngestReport",
     "QuarantineResult",
     "ReadLimits",
@@ -86,6 +90,8 @@ __all__ = [
     "configure_prices",
     "failures",
     "framework_data",
+    "gate",
+    "gate_plan",
     "investigate",
     "judge_episodes",
     "load_framework",
@@ -341,6 +347,56 @@ def compare(
     return CompareResult(rows=rows, meta={
         "selectors": list(selectors), "pair_by": pair_by, "score": used or "reward",
         "confidence": confidence, "alpha": alpha, "detect": detect})
+
+
+def gate(
+    data: Data, baseline: str, candidate: str, *, baseline_data: Data | None = None,
+    metric: Literal["success", "reward"] = "success", max_drop: float = 0.0,
+    alpha: float = 0.05, by: Literal["benchmark", "split", "none"] = "benchmark",
+    exclude_flaky: bool = False, sequential: bool = False, power: float = 0.8,
+) -> GateResult:
+    """The CI gate: is ``candidate`` worse than ``baseline`` by more than ``max_drop``
+    (a fraction), per benchmark (``by``), on the tasks both ran? One-sided paired tests
+    (McNemar or sign-flip; ``sequential``: an anytime-valid e-process), Holm across groups,
+    the minimum detectable drop, flaky and hard-regressed tasks. Selectors are those of
+    :func:`compare`; ``baseline_data`` reads the baseline from another store (default:
+    ``data``). ``result.verdict`` is pass, regression or inconclusive;
+    ``result.exit_code()`` the CLI's."""
+    with _store_of(data) as store:
+        cand_side = resolve(store, candidate)
+        cand = load_gate_side(store, cand_side)
+        if baseline_data is None:
+            base_side = resolve(store, baseline)
+            base = load_gate_side(store, base_side)
+    if baseline_data is not None:
+        with _store_of(baseline_data) as other:
+            base_side = resolve(other, baseline)
+            base = load_gate_side(other, base_side)
+    names = (base_side.name, cand_side.name)
+    if names[0] == names[1]:
+        names = (f"{names[0]} [baseline]", f"{names[1]} [candidate]")
+    result = gate_sides(base, cand, baseline_name=names[0], candidate_name=names[1],
+                        metric=metric, max_drop=max_drop, alpha=alpha, by=by,
+                        exclude_flaky=exclude_flaky, sequential=sequential, power=power)
+    result.meta.update(baseline_selector=baseline, candidate_selector=candidate)
+    return result
+
+
+def gate_plan(
+    data: Data, baseline: str, *, drop: float = 0.03, power: float = 0.8,
+    alpha: float = 0.05, attempts: int | None = None,
+) -> GatePlanResult:
+    """How many tasks (and attempts per task) a gate needs to detect a uniform ``drop``
+    (a fraction) of the success rate with ``power`` at one-sided ``alpha``, from the
+    ``baseline``'s own per-task outcomes. ``attempts``: the design to answer for (default:
+    the baseline's median); ``result.meta["tasks_needed"]``."""
+    with _store_of(data) as store:
+        side = resolve(store, baseline)
+        arrays = load_gate_side(store, side)
+    result = plan_sides(arrays, baseline_name=side.name, drop=drop, power=power,
+                        alpha=alpha, attempts=attempts)
+    result.meta["baseline_selector"] = baseline
+    return result
 
 
 def tiers(
