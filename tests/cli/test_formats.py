@@ -15,12 +15,12 @@ from evalatlas.tools import FORMAT_EXAMPLES as EXAMPLES
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_every_example_is_claimed_by_its_format() -> None:
+def test_every_example_is_claimed_by_its_format(fixtures: Path) -> None:
     checked = 0
     for name, example in EXAMPLES.items():
         if example.startswith("("):
             continue
-        root = REPO.parent / "shared" if example.startswith("fixtures/") else REPO
+        root = fixtures.parent if example.startswith("fixtures/") else REPO
         adapter = detect(root / example)
         assert adapter is not None and adapter.name == name, (name, example)
         checked += 1

@@ -159,13 +159,12 @@ def test_summary_outcome_choice_counts_judged_separately(
 
 
 def test_incorrect_judge_leaves_the_whole_demo_and_fixtures_unchanged(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path) -> None:
     """The acceptance run of issue 10 on more than one format: the whole demo (evallog
     folders and JSONL) plus real harness outcomes (tau-bench rewards, a SWE-Bench Pro
     run's resolved flags, a Terminal-Bench submission); a judge answering "incorrect" to
     everything leaves every harness reward, success and outcome source identical."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    fixtures = EXAMPLES.parent.parent / "shared" / "fixtures"
     db = tmp_path / "s.duckdb"
     res = CliRunner().invoke(app, ["--db", str(db), "ingest", str(EXAMPLES),
                                    str(fixtures / "tau-bench"),

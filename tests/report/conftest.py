@@ -10,7 +10,7 @@ from upstream_reports import RESULTS
 
 
 @pytest.fixture
-def upstream_reports() -> dict[str, Path]:
+def upstream_reports(fixtures: Path) -> dict[str, Path]:
     if not RESULTS.is_dir():
         pytest.fail(f"shared fixtures not found at {RESULTS}")
     return {p.stem.removeprefix("comparison_"): p for p in sorted(RESULTS.glob("*.md"))}

@@ -160,9 +160,8 @@ def test_run_errors_are_clear(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "unknown mode" in res.output
 
 
-def test_judge_rubric_command(tmp_path: Path) -> None:
-    rubric = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "scylla" \
-        / "test-001" / "expected" / "rubric.yaml"
+def test_judge_rubric_command(tmp_path: Path, fixtures: Path) -> None:
+    rubric = fixtures / "scylla" / "test-001" / "expected" / "rubric.yaml"
     out_file = tmp_path / "out.txt"
     out_file.write_text("print('Hello, World!')\n")
     runner = CliRunner()

@@ -138,8 +138,8 @@ def test_export_parquet(tmp_path: Path) -> None:
     assert n[0] == 180
 
 
-def test_cube_fixture_ingest(tmp_path: Path) -> None:
-    xray = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "cube" / "xray"
+def test_cube_fixture_ingest(tmp_path: Path, fixtures: Path) -> None:
+    xray = fixtures / "cube" / "xray"
     with Store(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [xray])
         assert (rep.experiments, rep.episodes, rep.rejected) == (2, 3, 0)
@@ -161,9 +161,9 @@ def test_unknown_outcomes_are_counted_apart(tmp_path: Path) -> None:
         wilson_interval(1, 2))
 
 
-def test_other_harnesses_jsonl_is_not_mistaken_for_records(tmp_path: Path) -> None:
-    fixtures = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "eee" / "lm_eval"
-    (samples,) = fixtures.glob("samples_*.jsonl")
+def test_other_harnesses_jsonl_is_not_mistaken_for_records(tmp_path: Path,
+                                                           fixtures: Path) -> None:
+    (samples,) = (fixtures / "eee" / "lm_eval").glob("samples_*.jsonl")
     with Store(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [samples])
     assert rep.episodes == 0 and rep.rejected == 1
