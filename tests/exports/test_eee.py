@@ -238,3 +238,74 @@ def test_hostile_rewards_have_intervals_inside_the_range(tmp_path: Path) -> None
     assert cis[0.0]["lower"] == 0.0 and cis[0.0]["upper"] > 0.0
     mixed = cis[4 / 6]
     assert 0.0 <= mixed["lower"] < 4 / 6 < mixed["upper"] <= 1.0
+
+
+# --- hostile names in paths (issue 28 point 6) ----------------------------------------
+
+
+def _named(bench: str, model: str, exp_id: str = "e0001") -> ExperimentRecord:
+    lines = (EXAMPLES / "jsonl" / "tiny-mini-toybench.jsonl").read_text().splitlines()
+    exp = ExperimentRecord.model_validate_json(lines[0])
+    return exp.model_copy(update={
+        "experiment_id": exp_id, "benchmark_name": bench,
+        "agent": exp.agent.model_copy(update={"llm_model": model})})
+
+
+@pytest.mark.parametrize(("bench", "model", "renamed"), [
+    ("../../../../escape", "gpt-4o", {"benchmark"}),
+    ("bench", "../..//x", {"model"}),
+    ("bench", "m" * 300, {"model"}),
+    ("b" * 1_000_000, "gpt-4o", {"benchmark"}),
+    ("/abs/olute", "../../evil/../x", {"benchmark", "developer", "model"}),
+    (".hidden", "openai/gpt-4o", {"benchmark"}),
+])
+def test_hostile_names_stay_under_data_shortened_and_reported(tmp_path, bench, model,
+                                                              renamed):
+    from evalatlas.exports.eee import MAX_COMPONENT_BYTES, write_experiment
+    out = tmp_path / "out"
+    lines = (EXAMPLES / "jsonl" / "tiny-mini-toybench.jsonl").read_text().splitlines()
+    ep = EpisodeRecord.model_validate_json(lines[1]).model_copy(
+        update={"experiment_id": "e0001"})
+    w = write_experiment(_named(bench, model), [ep], out, retrieved_timestamp=TS)
+    assert w is not None
+    data = (out / "data").resolve()
+    for path in (w.aggregate, w.samples):
+        assert path.is_file() and path.resolve().is_relative_to(data)
+        rel = path.resolve().relative_to(data).parts
+        assert len(rel) == 4  # dataset / developer / model / file
+        assert all(len(p.encode()) <= MAX_COMPONENT_BYTES and not p.startswith(".")
+                   and p not in (".", "..") for p in rel[:3])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing escaped
+    assert {part for part, _, _ in w.renamed} == renamed
+    for _, name, written in w.renamed:
+        assert written in w.aggregate.parts and name != written
+    agg = json.loads(w.aggregate.read_text())
+    assert agg["evaluation_results"][0]["evaluation_name"] == bench  # the name itself kept
+
+
+def test_two_long_names_with_one_prefix_get_different_directories(tmp_path):
+    from evalatlas.exports.eee import identity_for
+    a = identity_for(_named("x" * 300 + "a", "gpt-4o", "e1"))
+    b = identity_for(_named("x" * 300 + "b", "gpt-4o", "e2"))
+    assert a.path_parts[0] != b.path_parts[0]
+    assert identity_for(_named("mmlu", "openai/gpt-4o")).renamed == ()
+
+
+def test_cli_reports_the_renamed_directories(tmp_path):
+    from typer.testing import CliRunner
+
+    from evalatlas.cli.main import app
+    src = tmp_path / "in"
+    src.mkdir()
+    lines = (EXAMPLES / "jsonl" / "tiny-mini-toybench.jsonl").read_text().splitlines()
+    exp = ExperimentRecord.model_validate_json(lines[0]).model_copy(
+        update={"benchmark_name": "../../../../escape"})
+    (src / "x.jsonl").write_text(record_json(exp) + "\n" + "\n".join(lines[1:]) + "\n")
+    db = tmp_path / "s.duckdb"
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", str(db), "ingest", str(src)]).exit_code == 0
+    res = runner.invoke(app, ["--db", str(db), "export", "eee", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    assert "benchmark '../../../../escape' written as directory '________escape'" in \
+        res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out", "s.duckdb"]

@@ -73,6 +73,11 @@ def eee_cmd(
         console.print(f"{safe_text(w.experiment_name)}: score {w.score:.4g}, {w.rows:,} "
                       f"samples{unknown} -> {w.aggregate}", highlight=False, markup=False,
                       soft_wrap=True)
+        for part, name, written in w.renamed:  # a name that is not a safe directory
+            shown = name if len(name) <= 80 else f"{name[:77]}... ({len(name):,} characters)"
+            console.print(f"  {part} {safe_text(shown)!r} written as directory "
+                          f"{safe_text(written)!r}", highlight=False, markup=False,
+                          soft_wrap=True)
     for exp_id, reason in result.skipped:
         console.print(f"skipped {safe_text(exp_id)}: {safe_text(reason)}", highlight=False,
                       markup=False)

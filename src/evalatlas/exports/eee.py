@@ -91,6 +91,9 @@ class EvalIdentity:
     developer: str
     path_parts: tuple[str, str, str]
     """``(dataset, developer, model)`` directory names under ``data/``."""
+    renamed: tuple[tuple[str, str, str], ...] = ()
+    """``(part, name, directory)`` for each path part whose directory name differs from
+    the name it stands for (characters replaced, shortened)."""
 
     @property
     def rel_dir(self) -> str:
@@ -136,20 +139,39 @@ def model_identity(llm_model: str | None) -> tuple[str, str, str]:
     return f"{dev}/{name.replace('/', '_')}", name, dev
 
 
+MAX_COMPONENT_BYTES = 100
+"""The longest directory name an export writes (UTF-8 bytes). File systems stop at 255
+bytes per name (ENAMETOOLONG); a 300-character model or a 1 MB benchmark name is
+shortened to its first bytes and a hash of the whole name, so two long names that share
+a prefix still get different directories."""
+
+
+def _shorten(v: str, original: str) -> str:
+    raw = v.encode("utf-8", "surrogatepass")
+    if len(raw) <= MAX_COMPONENT_BYTES:
+        return v
+    digest = hashlib.sha256(original.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    head = raw[:MAX_COMPONENT_BYTES - len(digest) - 1].decode("utf-8", "ignore")
+    return f"{head.rstrip('. ') or '_'}-{digest}"
+
+
 def _path_component(value: str) -> str:
     """A portable directory name, as EEE's publisher derives one (``:`` -> ``_``); the
     other characters it would refuse are replaced too, so an export never fails on a
-    name."""
-    v = _INVALID_PATH_CHARS.sub("_", value.strip()) or "_"
+    name. Never ``.``, ``..``, hidden (a leading dot becomes ``_``) or a path: separators
+    are replaced, and the name is at most :data:`MAX_COMPONENT_BYTES` long."""
+    v = _INVALID_PATH_CHARS.sub("_", value.strip()).replace("/", "_") or "_"
     if v in {".", ".."} or v.endswith((".", " ")):
         v = v.rstrip(". ") + "_"
+    if v.startswith("."):
+        v = "_" + v[1:]
     if v.split(".", 1)[0].upper() in _WINDOWS_RESERVED or v == "data":
         v = "_" + v
-    return v
+    return _shorten(v, value)
 
 
 def _flatten(value: str) -> str:
-    return "_".join(_path_component(p) for p in value.split("/"))
+    return _shorten("_".join(_path_component(p) for p in value.split("/")), value)
 
 
 def identity_for(exp: ExperimentRecord) -> EvalIdentity:
@@ -161,8 +183,12 @@ def identity_for(exp: ExperimentRecord) -> EvalIdentity:
     """
     model_id, model_name, developer = model_identity(exp.agent.llm_model)
     parts = model_id.split("/")
-    path_parts = (_flatten(exp.benchmark_name), _path_component(parts[0]),
-                  _flatten("/".join(parts[1:])))
+    tail = "/".join(parts[1:])
+    path_parts = (_flatten(exp.benchmark_name), _path_component(parts[0]), _flatten(tail))
+    renamed = tuple((part, name, written) for part, name, written, plain in (
+        ("benchmark", exp.benchmark_name, path_parts[0], exp.benchmark_name),
+        ("developer", parts[0], path_parts[1], parts[0]),
+        ("model", model_name, path_parts[2], tail.replace("/", "_"))) if written != plain)
     agent = exp.agent.display_name.replace("/", "_")
     return EvalIdentity(
         file_uuid=file_uuid_for(exp.experiment_id),
@@ -174,6 +200,7 @@ def identity_for(exp: ExperimentRecord) -> EvalIdentity:
         model_name=model_name,
         developer=developer,
         path_parts=path_parts,
+        renamed=renamed,
     )
 
 
@@ -505,6 +532,9 @@ class ExportedEvaluation:
     rows: int
     outcome_unknown: int
     score: float
+    renamed: tuple[tuple[str, str, str], ...] = ()
+    """``(part, name, directory)``: path parts written under another name (see
+    :attr:`EvalIdentity.renamed`)."""
 
 
 @dataclass
@@ -592,7 +622,8 @@ def write_experiment(
         tmp_agg.unlink(missing_ok=True)
     return ExportedEvaluation(exp.experiment_id, exp.experiment_name, agg_path, samples_path,
                               rows, acc.outcome_unknown,
-                              record["evaluation_results"][0]["score_details"]["score"])
+                              record["evaluation_results"][0]["score_details"]["score"],
+                              ident.renamed)
 
 
 def export_eee(
