@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalatlas.adapters.coerce import count, or_none
 from evalatlas.errors import Problem
 
 
@@ -68,8 +69,7 @@ def tokens_from_json_log(entries: list[object]) -> tuple[int | None, int | None]
         if not isinstance(usage, dict):
             continue
         p, c = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        p = p if isinstance(p, int) and not isinstance(p, bool) and p >= 0 else None
-        c = c if isinstance(c, int) and not isinstance(c, bool) and c >= 0 else None
+        p, c = or_none(count, p), or_none(count, c)  # the one coercion rule
         if (p or 0) > 0 or (c or 0) > 0:
             return p, c
     return None, None

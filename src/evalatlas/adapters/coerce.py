@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -159,6 +160,17 @@ def identifier(x: Any) -> Coerced[str]:
     if isinstance(x, int) and not isinstance(x, bool):
         return Coerced(str(x))
     raise Refused(f"{describe(x)} is not an id (a string or a whole number)")
+
+
+def or_none(rule: Callable[..., Coerced[T]], x: Any, **kw: Any) -> T | None:
+    """``rule(x, **kw)``'s value, or None where it refuses ``x``: for a value the adapter
+    only uses when it is readable (an optional tally, a metadata number it can do
+    without), where there is no record to note on. Prefer :class:`Fields` where there is
+    one."""
+    try:
+        return rule(x, **kw).value
+    except Refused:
+        return None
 
 
 _RULES = {"number": number, "amount": amount, "count": count, "boolean": boolean,

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
-from evalatlas.adapters.coerce import Fields, Refused, count, number
+from evalatlas.adapters.coerce import Fields
 from evalatlas.errors import InputError, Problem, UnsafeIdError
 from evalatlas.records.ids import check_safe_id, experiment_id_for
 from evalatlas.records.jsonio import parse_jsonl_line, read_json_file
@@ -72,23 +72,6 @@ def _detect_samples(path: Path) -> bool:
 
 
 # --- small helpers -------------------------------------------------------------------
-
-
-def _num(x: Any) -> float | None:
-    """A metadata number: EEE's ``additional_details`` are strings by its schema, so
-    numeric strings are read (the one coercion rule, leniently: anything else missing)."""
-    try:
-        return number(x, strings=True).value
-    except Refused:
-        return None
-
-
-def _count(x: Any) -> int | None:
-    """A metadata count (string or number), as :func:`_num`."""
-    try:
-        return count(x, strings=True).value
-    except Refused:
-        return None
 
 
 def _details(obj: Any) -> dict[str, Any]:

@@ -28,11 +28,11 @@ outcome is unknown, not a failure (``summary`` counts such episodes apart).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalatlas.adapters.coerce import number, or_none
 from evalatlas.errors import InputError, Problem
 from evalatlas.metrics.speedup import deconstruct_benchmark, task_metrics
 from evalatlas.metrics.speedup_summary import beat_oracle_share
@@ -132,7 +132,7 @@ def experiment_for(
 
 
 def _finite(v: float | None) -> float | None:
-    return v if v is not None and math.isfinite(v) else None
+    return or_none(number, v)  # the one coercion rule: not finite is missing
 
 
 def trial_records(

@@ -21,13 +21,13 @@ The table carries no correctness (tests, snapshots): episodes have
 from __future__ import annotations
 
 import csv
-import math
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.adapters.coerce import number, or_none
 from evalatlas.adapters.fc_records import (
     AgentTrial,
     BenchmarkResult,
@@ -48,11 +48,9 @@ def agent_key_from_id(agent_id: str) -> str:
 
 
 def _number(text: str | None) -> float | None:
-    try:
-        v = float(text) if text not in (None, "") else None
-    except ValueError:
-        return None
-    return v if v is not None and math.isfinite(v) else None
+    """A CSV cell as a number (CSV writes numbers as text: the one coercion rule with
+    ``strings=True``); empty, unreadable or not finite is None."""
+    return or_none(number, text or None, strings=True)
 
 
 def detect(path: Path) -> bool:

@@ -40,6 +40,7 @@ from typing import Any
 
 from evalatlas.adapters.agent_logs import read_agent_logs
 from evalatlas.adapters.base import Adapter, Item
+from evalatlas.adapters.coerce import amount, count, or_none
 from evalatlas.adapters.fc_records import (
     AgentTrial,
     BenchmarkResult,
@@ -100,26 +101,30 @@ def parse_post_test(text: str, file: str) -> tuple[dict[str, Any], list[Problem]
     return out, problems
 
 
-def _int(v: Any) -> int:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and \
-        math.isfinite(v) else 0
+def _tally(v: Any) -> int | None:
+    """A pytest or snapshot tally: absent is 0 (upstream sums ``.get(key, 0)``); any
+    other value by the one coercion rule (:mod:`evalatlas.adapters.coerce`), None when it
+    refuses the value (a boolean, a string) or makes it missing (negative, NaN)."""
+    return 0 if v is None else or_none(count, v)
 
 
 def pytest_failures(tests: dict[str, Any] | None) -> int | None:
-    """``failed + error`` of a TESTS block, None when the block is missing."""
+    """``failed + error`` of a TESTS block, None when the block is missing or a tally is
+    not a count (then the block counts as unparsed: failed, as upstream's fallback)."""
     if not isinstance(tests, dict):
         return None
-    return _int(tests.get("failed")) + _int(tests.get("error"))
+    failed, error = _tally(tests.get("failed")), _tally(tests.get("error"))
+    return None if failed is None or error is None else failed + error
 
 
 def snapshot_status(snapshot: dict[str, Any] | None) -> str:
     return "failed" if snapshot_block_failed(snapshot) else "passed"
 
 
-def pass_to_fail(snapshot: dict[str, Any] | None) -> int:
+def pass_to_fail(snapshot: dict[str, Any] | None) -> int | None:
     if not isinstance(snapshot, dict):
         return 0
-    return _int(snapshot.get("pass-to-fail", snapshot.get("pass_to_fail")))
+    return _tally(snapshot.get("pass-to-fail", snapshot.get("pass_to_fail")))
 
 
 def speedups_for(result: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
@@ -261,16 +266,18 @@ def read_trial(trial_dir: Path, run_meta: dict[str, Any],
     logs = read_agent_logs(trial_dir, problems)
     pem = results.get("parser_extra_metrics") if isinstance(results, dict) else None
     length = logs.trajectory_length
-    if not length and isinstance(pem, dict) and _int(pem.get("trajectory_length")) > 0:
-        length = _int(pem.get("trajectory_length"))
+    if not length and isinstance(pem, dict):
+        length = or_none(count, pem.get("trajectory_length")) or length
     trial.trajectory_length = length
-    tin, tout = _int(results.get("total_input_tokens")), _int(results.get("total_output_tokens"))
-    trial.prompt_tokens = tin if tin > 0 else logs.prompt_tokens
-    trial.completion_tokens = tout if tout > 0 else logs.completion_tokens
+    tin = or_none(count, results.get("total_input_tokens"))
+    tout = or_none(count, results.get("total_output_tokens"))
+    trial.prompt_tokens = tin if tin else logs.prompt_tokens  # 0: not counted upstream
+    trial.completion_tokens = tout if tout else logs.completion_tokens
     costs = results.get("costs_by_agent_model")
     cost = costs.get(key) if isinstance(costs, dict) else results.get("total_cost")
     # a reported 0.0 is upstream's "unknown model" (quirk 13): leave it to pricing.
-    trial.cost_usd = float(cost) if isinstance(cost, int | float) and cost > 0 else None
+    usd = or_none(amount, cost)
+    trial.cost_usd = usd if usd else None
     start, end = _iso(results.get("agent_started_at")), _iso(results.get("agent_ended_at"))
     trial.timestamp = _iso(results.get("trial_started_at"))
     trial.wall_time_s = end - start if start is not None and end is not None and \

@@ -33,12 +33,12 @@ beside it; ingesting both would count every answer twice) and is reported as a p
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.adapters.coerce import Fields, Refused, number
 from evalatlas.adapters.frameworks import safe_id, trajectory_id_for
 from evalatlas.errors import InputError, Problem
 from evalatlas.metrics.outcomes import reward_from_correctness
@@ -67,19 +67,6 @@ def _detect(path: Path) -> bool:
     return b'"framework_name"' in head and b'"scenario_name"' in head
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float) and not (isinstance(value, float) and math.isnan(value)):
-        return float(value)
-    return None
-
-
-def _int(value: Any) -> int | None:
-    v = _num(value)
-    return int(v) if v is not None and v >= 0 else None
-
-
 def question_status(q: dict[str, Any]) -> str:
     """``timeout`` / ``error`` / ``completed`` from upstream's placeholder markers."""
     model = q.get("model_name")
@@ -106,6 +93,7 @@ def episode_from_question(
     if qid is None or str(qid) == "":
         raise InputError.at(file, "question has no question_id", field="question_id")
     qid = str(qid)
+    f = Fields(file, qid)  # the one coercion rule (adapters/coerce.py)
     status = question_status(q)
     failed = status != "completed"
     try:
@@ -117,15 +105,13 @@ def episode_from_question(
     upstream: dict[str, Any] = {}
     for name in ("correctness", "completeness", "faithfulness"):
         raw = q.get(f"{name}_score")
-        if raw is not None and _num(raw) is None:
-            raise InputError.at(file, f"not a number: {raw!r}", field=f"{name}_score",
-                                record=qid)
-        scores[name] = None if failed else _num(raw)
+        value = f.number(raw, f"{name}_score")
+        scores[name] = None if failed else value
         if failed and raw is not None:
             upstream[name] = raw
     for name, fn in (("retrieval_precision", retrieval_precision),
                      ("retrieval_recall", retrieval_recall)):
-        stored = _num(q.get(name))
+        stored = f.number(q.get(name), name)
         if retrieved is not None and expected is not None:
             value = fn(retrieved, expected)
             if stored is not None and abs(stored - value) > 1e-9:
@@ -140,11 +126,18 @@ def episode_from_question(
     for k, v in extra_metrics.items():
         if str(k) in STANDARD_SCORES:
             continue
-        n = _num(v)
-        if n is not None:
-            scores[str(k)] = n
-        elif v is not None:
+        if isinstance(v, bool):  # upstream writes flags here: documented as 0/1
+            scores[str(k)] = 1.0 if v else 0.0
+            continue
+        try:
+            n = number(v)
+        except Refused:  # text (a label, a list): kept as written, not a score
             strings[str(k)] = v
+            continue
+        if n.note:
+            f.note(f"extra_metrics.{k}", n.note)
+        if v is not None:
+            scores[str(k)] = n.value
     corr = scores.get("correctness")
     extra: dict[str, Any] = {}
     reward: float | None
@@ -165,13 +158,13 @@ def episode_from_question(
     usage: dict[str, Any] = {}
     if not failed:
         usage = {
-            "prompt_tokens": _int(q.get("prompt_tokens")),
-            "completion_tokens": _int(q.get("completion_tokens")),
-            "total_tokens": _int(q.get("total_tokens")),
-            "total_cost_usd": _num(q.get("estimated_cost_usd")),
+            "prompt_tokens": f.count(q.get("prompt_tokens"), "prompt_tokens"),
+            "completion_tokens": f.count(q.get("completion_tokens"), "completion_tokens"),
+            "total_tokens": f.count(q.get("total_tokens"), "total_tokens"),
+            "total_cost_usd": f.amount(q.get("estimated_cost_usd"), "estimated_cost_usd"),
             "model": str(model) if model else None,
         }
-    latency = _num(q.get("latency_seconds"))
+    latency = f.amount(q.get("latency_seconds"), "latency_seconds")
     data = {
         "experiment_id": experiment_id,
         "task_id": qid,
@@ -185,8 +178,7 @@ def episode_from_question(
         "error_type": status if failed else None,
         "error_message": q.get("actual_answer") if failed else None,
         # a failed query's 0.0 latency is a placeholder (nothing was timed): unknown
-        "wall_time_s": None if status == "error" or latency is None or latency < 0
-        else latency,
+        "wall_time_s": None if status == "error" else latency,
         "usage": {k: v for k, v in usage.items() if v is not None},
         "input_text": q.get("question_text"),
         "output_text": q.get("actual_answer"),
@@ -194,7 +186,7 @@ def episode_from_question(
         "retrieved_sources": retrieved,
         "expected_sources": expected,
         "scores": scores,
-        "extra": extra,
+        "extra": f.attach(extra),
     }
     return parse_record(EpisodeRecord, data, file=file, record=qid)
 

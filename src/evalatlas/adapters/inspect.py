@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
-from evalatlas.adapters.coerce import NOTES_KEY, Fields, describe
+from evalatlas.adapters.coerce import NOTES_KEY, Fields, count, describe, number, or_none
 from evalatlas.errors import InputError, Problem, UnsafeIdError
 from evalatlas.records.ids import check_safe_id, experiment_id_for
 from evalatlas.records.jsonio import read_json_file
@@ -85,7 +85,6 @@ from evalatlas.records.validate import parse_record
 _ID_NAMESPACE = "inspect_ai"
 _ZIP_ZSTD = 93
 _MAX_ERROR_CHARS = 2000
-_NUMBER = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 _EXC_NAME = re.compile(r"^([A-Za-z_][\w.]*)\(")
 _TIME_LIMITS = {"time", "working"}
 
@@ -127,16 +126,11 @@ def score_to_float(value: Any) -> float | None:
             return 1.0
         if low in ("no", "false"):
             return 0.0
-        if _NUMBER.match(value):
-            f = float(value)
-            return f if math.isfinite(f) else None
-        return None
+        # numeric strings are documented here: the one coercion rule with strings
+        return or_none(number, value, strings=True)
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if isinstance(value, int | float):
-        f = float(value)
-        return f if math.isfinite(f) else None
-    return None
+    return or_none(number, value)
 
 
 def _json_value(value: Any) -> Any:
@@ -432,33 +426,19 @@ def _timestamp(text: Any) -> float | None:
 
 
 def _int(x: Any) -> int | None:
-    return x if isinstance(x, int) and not isinstance(x, bool) and x >= 0 else None
-
-
-def _float(x: Any) -> float | None:
-    if isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x >= 0:
-        return float(x)
-    return None
+    """A header count (the one coercion rule; None for what it refuses)."""
+    return or_none(count, x)
 
 
 def usage_of(model_usage: dict[str, Any], model: str | None) -> dict[str, Any]:
-    """The contract's usage of ``model`` from Inspect's per-model usage (see module doc)."""
+    """The contract's usage of ``model`` from Inspect's per-model usage (see module doc),
+    as the episodes get it (:func:`_checked`, :func:`_contract_usage`), without the
+    ``None`` fields; a refused value is left out."""
     u = model_usage.get(model) if model else None
     if not isinstance(u, dict):
         return {}
-    inp, out = _int(u.get("input_tokens")), _int(u.get("output_tokens"))
-    read, write = _int(u.get("input_tokens_cache_read")), _int(u.get("input_tokens_cache_write"))
-    prompt = None if inp is None else inp + (read or 0) + (write or 0)
-    usage: dict[str, Any] = {
-        "prompt_tokens": prompt, "completion_tokens": out,
-        "total_tokens": _int(u.get("total_tokens")), "cached_tokens": read,
-        "cache_creation_tokens": write, "reasoning_tokens": _int(u.get("reasoning_tokens")),
-        "model": model,
-    }
-    cost = _float(u.get("total_cost"))
-    if cost is not None:
-        usage["total_cost_usd"] = cost
-    return {k: v for k, v in usage.items() if v is not None}
+    checked = _checked(u, f"model_usage.{model}", Fields(None, strict=False))
+    return {k: v for k, v in _contract_usage(checked, model).items() if v is not None}
 
 
 def _scorer_names(log: dict[str, Any]) -> list[str]:
@@ -522,11 +502,9 @@ def _published(log: dict[str, Any]) -> list[PublishedMetric]:
             if not isinstance(metric, dict):
                 continue
             value = metric.get("value")
-            ok = isinstance(value, int | float) and not isinstance(value, bool) \
-                and math.isfinite(value)
             out.append(PublishedMetric(
                 source="inspect", metric=str(metric.get("name")), score=name or None,
-                name=name or None, value=float(value) if ok else None, reducer=reducer,
+                name=name or None, value=or_none(number, value), reducer=reducer,
                 n=n, params={**params, **({"params": metric["params"]}
                                           if metric.get("params") else {})}))
     return out

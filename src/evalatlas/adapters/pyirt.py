@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
+from evalatlas.adapters.coerce import number, or_none
 from evalatlas.errors import InputError, Problem
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.models import AgentInfo, BenchmarkSubset, EpisodeRecord, ExperimentRecord
@@ -62,11 +62,11 @@ def _lines(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def _response(value: Any) -> float | None:
+    """A response: py-irt writes 0/1 or true/false (booleans are documented responses
+    here); any other value by the one coercion rule, None when refused."""
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if isinstance(value, int | float) and math.isfinite(value):
-        return float(value)
-    return None
+    return or_none(number, value)
 
 
 def read_pyirt(path: Path) -> Iterator[Item]:

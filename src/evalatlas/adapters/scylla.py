@@ -35,7 +35,6 @@ Judge self-reported values that disagree with the recomputed ones (``judge_passe
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import re
 import statistics
 from collections.abc import Iterator
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item
+from evalatlas.adapters.coerce import Fields, Refused, number
 from evalatlas.errors import InputError, Problem
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.jsonio import read_json_file
@@ -98,12 +98,6 @@ def _maybe_obj(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return None
-    return None if math.isnan(v) else float(v)
-
-
 def judge_impl_rate(criteria: dict[str, Any]) -> float | None:
     """sum(achieved) / sum(max) over rubric categories for one judge (scylla.md 3.2).
 
@@ -114,7 +108,10 @@ def judge_impl_rate(criteria: dict[str, Any]) -> float | None:
     for cat in criteria.values():
         if not isinstance(cat, dict):
             continue
-        a, m = _num(cat.get("achieved")), _num(cat.get("max"))
+        try:  # the one coercion rule; what it refuses ("N/A") counts as N/A
+            a, m = number(cat.get("achieved")).value, number(cat.get("max")).value
+        except Refused:
+            continue
         if a is None or m is None:  # "N/A" or missing: 0 in both sums
             continue
         achieved += a
@@ -122,8 +119,9 @@ def judge_impl_rate(criteria: dict[str, Any]) -> float | None:
     return achieved / maximum if maximum > 0 else None
 
 
-def _judges(run_dir: Path, run_result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per-judge verdicts: ``judge/judge_NN/judgment.json`` first, else ``judges[]``."""
+def _judges(run_dir: Path, run_result: dict[str, Any], f: Fields) -> list[dict[str, Any]]:
+    """Per-judge verdicts: ``judge/judge_NN/judgment.json`` first, else ``judges[]``; a
+    score that is not a number is missing with a note (``f``)."""
     out: list[dict[str, Any]] = []
     judge_root = run_dir / "judge"
     listed = {j.get("judge_number"): j for j in run_result.get("judges") or []
@@ -141,7 +139,7 @@ def _judges(run_dir: Path, run_result: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({
                 "judge_number": number,
                 "model": model,
-                "score": _num(jm.get("score")),
+                "score": f.number(jm.get("score"), f"judge_{number}.score", strict=False),
                 "passed": jm.get("passed") if isinstance(jm.get("passed"), bool) else None,
                 "grade": jm.get("grade"),
                 "is_valid": jm.get("is_valid", True) is not False,
@@ -152,7 +150,8 @@ def _judges(run_dir: Path, run_result: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({
                 "judge_number": j.get("judge_number"),
                 "model": j.get("model"),
-                "score": _num(j.get("score")),
+                "score": f.number(j.get("score"), f"judges.{j.get('judge_number')}.score",
+                                  strict=False),
                 "passed": j.get("passed") if isinstance(j.get("passed"), bool) else None,
                 "grade": j.get("grade"),
                 "is_valid": j.get("is_valid", True) is not False,
@@ -182,27 +181,29 @@ def consensus_impl_rate(judges: list[dict[str, Any]]) -> float | None:
     return float(statistics.median(rates)) if rates else None
 
 
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
-
-
-def _usage(run_result: dict[str, Any], agent: dict[str, Any] | None) -> dict[str, Any]:
-    ts = run_result.get("token_stats") or (agent or {}).get("token_stats") or {}
-    inp, out = _int(ts.get("input_tokens")), _int(ts.get("output_tokens"))
-    cread, cwrite = _int(ts.get("cache_read_tokens")), _int(ts.get("cache_creation_tokens"))
+def _usage(run_result: dict[str, Any], agent: dict[str, Any] | None,
+           f: Fields) -> dict[str, Any]:
+    """Tokens and cost through the one coercion rule: a wrong type quarantines the run
+    naming the field, a negative count or cost is missing with a note."""
+    ts = f.mapping(run_result.get("token_stats") or (agent or {}).get("token_stats"),
+                   "token_stats")
+    inp = f.count(ts.get("input_tokens"), "token_stats.input_tokens")
+    out = f.count(ts.get("output_tokens"), "token_stats.output_tokens")
+    cread = f.count(ts.get("cache_read_tokens"), "token_stats.cache_read_tokens")
+    cwrite = f.count(ts.get("cache_creation_tokens"), "token_stats.cache_creation_tokens")
     prompt = None
     if inp is not None:
         prompt = inp + (cread or 0) + (cwrite or 0)
-    cost = _num(run_result.get("cost_usd"))
+    cost = f.amount(run_result.get("cost_usd"), "cost_usd")
     if cost is None and agent is not None:
-        cost = _num(agent.get("cost_usd"))
+        cost = f.amount(agent.get("cost_usd"), "agent/result.json cost_usd")
     usage = {
         "prompt_tokens": prompt,
         "completion_tokens": out,
         "cached_tokens": cread,
         "cache_creation_tokens": cwrite,
-        "total_cost_usd": cost if cost is not None and cost >= 0 else None,
-        "n_llm_calls": _int((agent or {}).get("api_calls")),
+        "total_cost_usd": cost,
+        "n_llm_calls": f.count((agent or {}).get("api_calls"), "agent/result.json api_calls"),
     }
     return {k: v for k, v in usage.items() if v is not None}
 
@@ -249,7 +250,8 @@ def episode_from_run(
         raise InputError.at(rr_path, "run_number must be an integer >= 1",
                             field="run_number", record=traj)
     agent = _maybe_obj(run_dir / "agent" / "result.json")
-    judges = _judges(run_dir, rr)
+    f = Fields(rr_path, traj)  # the one coercion rule (adapters/coerce.py)
+    judges = _judges(run_dir, rr, f)
     passed = majority_pass(judges)
     score = consensus_score(judges)
     impl = consensus_impl_rate(judges)
@@ -259,12 +261,13 @@ def episode_from_run(
         status, error_type = "error", "judges_invalid"
     elif isinstance(exit_code, int) and exit_code != 0:
         status, error_type = "error", "nonzero_exit"
-    agent_s = _num(rr.get("agent_duration_seconds"))
+    agent_s = f.amount(rr.get("agent_duration_seconds"), "agent_duration_seconds")
     extra: dict[str, Any] = {
         "run_number": run_number,
         "exit_code": exit_code,
-        "duration_seconds": _num(rr.get("duration_seconds")),
-        "judge_duration_seconds": _num(rr.get("judge_duration_seconds")),
+        "duration_seconds": f.amount(rr.get("duration_seconds"), "duration_seconds"),
+        "judge_duration_seconds": f.amount(rr.get("judge_duration_seconds"),
+                                           "judge_duration_seconds"),
         "judge_grade": rr.get("judge_grade"),
         "judges": [{k: j[k] for k in ("judge_number", "model", "score", "passed", "grade",
                                       "is_valid", "impl_rate")} for j in judges],
@@ -272,7 +275,7 @@ def episode_from_run(
     reported_pass = rr.get("judge_passed")
     if isinstance(reported_pass, bool) and passed is not None and reported_pass != passed:
         extra["judge_passed_reported"] = reported_pass
-    reported_score = _num(rr.get("judge_score"))
+    reported_score = f.number(rr.get("judge_score"), "judge_score", strict=False)
     if reported_score is not None and score is not None and abs(reported_score - score) > 1e-9:
         extra["judge_score_reported"] = reported_score
     data = {
@@ -283,13 +286,13 @@ def episode_from_run(
         "error_type": error_type,
         "wall_time_s": agent_s,
         "timestamp": _start_time(run_dir, agent_s),
-        "usage": _usage(rr, agent),
+        "usage": _usage(rr, agent, f),
         "trajectory_id": traj,
         "attempt": run_number - 1,
         "scores": {"score": score, "impl_rate": impl},
         "input_text": _read_text(run_dir / "task_prompt.md"),
         "output_text": _read_text(run_dir / "agent" / "output.txt"),
-        "extra": extra,
+        "extra": f.attach(extra),
     }
     return parse_record(EpisodeRecord, data, file=str(rr_path), record=traj)
 
