@@ -30,7 +30,7 @@ LAYERS: dict[str, int] = {
     # 6: frames in, typed results out; no SQL (no store), no printing
     "analysis": 6,
     # 7: built on the analyses
-    "atlas": 7, "report": 7, "judge": 7, "runner": 7, "exports": 7,
+    "atlas": 7, "compose": 7, "report": 7, "judge": 7, "runner": 7, "exports": 7,
     # 8: the public API (evalatlas/__init__.py, api.py, tools.py)
     "__init__": 8, "api": 8, "tools": 8,
     # 9: the command line; imported by nothing

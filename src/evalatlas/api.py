@@ -24,33 +24,22 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from evalatlas.analysis.compare import CompareResult, compare_sides
 from evalatlas.analysis.frameworks import FrameworkData, group_records
 from evalatlas.analysis.gate import GatePlanResult, GateResult, gate_sides, plan_sides
-from evalatlas.analysis.published import disagreement_note, published_rows
 from evalatlas.analysis.results import QuarantineResult
 from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult, speedup_result, task_payloads
-from evalatlas.analysis.summary import (
-    SummaryResult,
-    coverage_notes,
-    group_rows,
-    merge_outcomes,
-    outcome_rows,
-    summary_result,
-)
+from evalatlas.analysis.summary import SummaryResult
 from evalatlas.analysis.tiers import TierReport, tier_table
+from evalatlas.compose.summary import summary_of
+from evalatlas.errors import ArgumentError
 from evalatlas.exports.eee import RELATIONSHIPS
-from evalatlas.pricing import configure, unknown_price_models
+from evalatlas.pricing import configure
 from evalatlas.records.limits import ReadLimits
 from evalatlas.store import db as _db
 from evalatlas.store.frames import episodes_frame, store_from_frame
 from evalatlas.store.gate import load_gate_side
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
-from evalatlas.store.outcomes import task_outcome_counts
-from evalatlas.store.published import published_metrics, score_values, source_notes
 from evalatlas.store.queries import (
     OUTCOMES,
-    error_counts,
     quarantine_rows,
-    rewards_by_group,
-    summary_totals,
     unmatched_experiments,
 )
 from evalatlas.store.sides import load_side, pick_score, resolve
@@ -275,52 +264,40 @@ def check_experiments(store: _db.Store, experiment: list[str] | None) -> None:
 
 def summary(
     data: Data, by: str | Sequence[str] = "agent", *,
-    experiment: list[str] | None = None, confidence: float = 0.95,
+    experiment: list[str] | None = None, benchmark: str | Sequence[str] | None = None,
+    agent: str | Sequence[str] | None = None, confidence: float = 0.95,
     ks: Sequence[int] | None = None, outcome: str = "any", missing: str = "ignore",
 ) -> SummaryResult:
     """One row per group (agent by default; experiment, benchmark, model, task, status,
-    ``label:<name>``, or several): success rate with Wilson and task-clustered
-    intervals, pass@k (one grouping key), mean reward, errors, tokens, cost, time.
-    ``outcome``: ``any`` (harness where present, else judge), ``harness`` or ``judge``.
-    ``missing``: ``ignore`` (rate over the reported tasks; a group reporting fewer tasks
-    than its benchmark has is flagged) or ``fail`` (missing tasks count as failures).
-    ``meta["published"]``: numbers the sources published, recomputed and checked.
-    See :class:`evalatlas.analysis.summary.SummaryResult` for every field."""
+    ``label:<name>``, or several), ranked by success rate (ties by name): success rate
+    with Wilson and task-clustered intervals, pass@k and pass^k (one grouping key; each k
+    over the tasks with at least k scored attempts), mean reward, errors, tokens, cost,
+    cost per episode and per success with intervals, time, the run status
+    (``incomplete`` when an experiment did not finish) and the source's published
+    headline beside the success rate.
+
+    Grouped by agent, an agent that ran several benchmarks gets a row per benchmark
+    (rates of different benchmarks are never pooled). ``benchmark``/``agent``: keep only
+    these benchmarks / agents (names or ids, any case). ``outcome``: ``any`` (harness
+    where present, else judge), ``harness`` or ``judge``. ``missing``: ``ignore`` (rate
+    over the reported tasks; a group reporting fewer tasks than its benchmark has is
+    flagged) or ``fail`` (missing tasks count as failures). ``meta["published"]``:
+    numbers the sources published, recomputed and checked. See
+    :class:`evalatlas.analysis.summary.SummaryResult` for every field."""
     if outcome not in OUTCOMES:
-        raise ValueError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
+        raise ArgumentError(f"outcome: unknown outcome {outcome!r}; use one of "
+                            f"{', '.join(OUTCOMES)}")
     if missing not in ("ignore", "fail"):
-        raise ValueError(f"unknown missing policy {missing!r}; use ignore or fail")
+        raise ArgumentError(f"missing: unknown missing policy {missing!r}; use ignore or "
+                            "fail")
     groups = [by] if isinstance(by, str) else list(by)
     groups = [g.strip() for g in groups if g.strip()] or ["agent"]
     with _store_of(data) as store:
         check_experiments(store, experiment)
-        rows = group_rows(summary_totals(store, groups, experiment=experiment, outcome=outcome),
-                          error_counts(store, groups, experiment=experiment),
-                          rewards_by_group(store, groups, experiment=experiment,
-                                           outcome=outcome),
-                          groups, confidence=confidence, missing=missing)
-        if len(groups) == 1:
-            counts, labels = task_outcome_counts(store, groups[0], experiment=experiment,
-                                                 outcome=outcome)
-            merge_outcomes(rows, outcome_rows(counts, labels, groups[0], ks=ks,
-                                              confidence=confidence), groups[0])
-        unpriced = unknown_price_models(store)
-        published = published_rows(published_metrics(store, experiment),
-                                   lambda exp_id, score: score_values(store, exp_id, score))
-        disagreements = source_notes(store, experiment)
-    result = summary_result(rows, groups, confidence=confidence,
-                            unknown_price_models=unpriced)
-    result.meta.update(outcome=outcome, missing=missing)
-    result.notes.extend(coverage_notes(rows))
-    # the source's own numbers (SWE-bench boards, Terminal-Bench headers, Inspect results,
-    # EEE aggregates) beside evalatlas's
-    result.meta["published"] = published
-    note = disagreement_note(published)
-    if note:
-        result.notes.append(note)
-    # what the sources themselves disagree on (labels of one run), as the adapters found it
-    result.notes.extend(disagreements)
-    return result
+        return summary_of(store, groups, experiment=experiment,
+                          benchmark=[benchmark] if isinstance(benchmark, str) else benchmark,
+                          agent=[agent] if isinstance(agent, str) else agent,
+                          confidence=confidence, ks=ks, outcome=outcome, missing=missing)
 
 
 def compare(

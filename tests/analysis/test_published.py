@@ -55,6 +55,6 @@ def test_summary_cli_prints_published_table_and_json(tmp_path) -> None:
     assert runner.invoke(app, ["--db", db, "ingest", str(FIXTURES / "inspect")]).exit_code == 0
     out = runner.invoke(app, ["--db", db, "summary", "--format", "markdown"]).output
     assert "Published by the source vs recomputed by evalatlas" in out
-    assert "| 0.33333333333333337 | 0.33333333333333337 | 3 / 3 | yes |" in out
+    assert "| 0.3333 | 0.3333 | 3 / 3 | yes |" in out
     env = json.loads(runner.invoke(app, ["--db", db, "summary", "--format", "json"]).output)
     assert {r["metric"] for r in env["published"]} == {"accuracy", "stderr"}

@@ -76,7 +76,7 @@ def test_single_attempt_has_no_default_k_and_explicit_k_is_empty(store: Store) -
               if r["experiment"] == "gpt-4o-paper"]
     assert row["pass_at_k"]["1"]["value"] == pytest.approx(36 / 619)
     assert row["pass_at_k"]["2"] == {"value": None, "ci_low": None, "ci_high": None,
-                                     "tasks": 0}
+                                     "tasks": 0, "tasks_total": 619}
 
 
 def test_pass_at_k_interval_stays_in_unit_range(tmp_path: Path) -> None:

@@ -165,3 +165,37 @@ def test_old_symmetric_interval_undercovers_where_the_new_one_does_not() -> None
     old = np.mean((p - half <= truth) & (truth <= p + half))
     assert old < 0.8
     assert math.isfinite(old)
+
+
+# --- ratio of sums (cost per episode, cost per success) -------------------------------
+
+
+def test_ratio_interval_is_the_ratio_of_sums_and_stays_nonnegative() -> None:
+    from evalatlas.stats.bounded import nonnegative_ratio_interval
+
+    rng = np.random.default_rng(3)
+    cost = rng.gamma(1.0, 2.0, size=40)  # per-task spend, skewed
+    succ = rng.integers(0, 3, size=40).astype(float)
+    iv = nonnegative_ratio_interval(cost, succ)
+    assert iv.estimate == pytest.approx(cost.sum() / succ.sum())
+    assert 0.0 <= iv.low < iv.estimate < iv.high
+    assert iv.n_units == 40 and iv.reason is None
+    # resampling is reproducible (fixed seed)
+    assert nonnegative_ratio_interval(cost, succ) == iv
+
+
+def test_ratio_interval_undefined_cases_say_why() -> None:
+    from evalatlas.stats.bounded import nonnegative_ratio_interval
+
+    never = nonnegative_ratio_interval([1.0, 2.0, 3.0], [0.0, 0.0, 0.0])
+    assert never.estimate == math.inf and never.low is None and "no success" in never.reason
+    same = nonnegative_ratio_interval([2.0, 4.0], [1.0, 2.0])
+    assert same.estimate == 2.0 and same.low is None and "no spread" in same.reason
+    one = nonnegative_ratio_interval([2.0], [1.0])
+    assert one.low is None and "one task" in one.reason
+    assert nonnegative_ratio_interval([], []).reason == "no values"
+    # rare successes: some resamples have none, the upper end is unbounded
+    rare = nonnegative_ratio_interval([1.0] * 20, [1.0] + [0.0] * 19)
+    assert rare.estimate == 20.0 and rare.high is None and "unbounded" in rare.reason
+    with pytest.raises(ValueError, match=">= 0"):
+        nonnegative_ratio_interval([-1.0, 1.0], [1.0, 1.0])

@@ -377,6 +377,7 @@ def read_eval_archive(path: Path) -> dict[str, Any]:
                 raise InputError.at(path, "neither header.json nor _journal/start.json: "
                                     "not an Inspect log, or written before it started")
             log.setdefault("status", "started")
+            log["_from_journal"] = True  # no header: a crashed or running log
         if not isinstance(log, dict):
             raise InputError.at(path, "header.json is not a JSON object")
         _check_version(log, path)
@@ -554,6 +555,7 @@ def experiment_of(log: dict[str, Any], path: Path,
         extra={"inspect": {
             "eval_id": ev.get("eval_id"), "run_id": ev.get("run_id"),
             "task_id": ev.get("task_id"), "status": log.get("status"),
+            "from_journal": bool(log.get("_from_journal")),
             "epochs": cfg.get("epochs"), "epochs_reducer": cfg.get("epochs_reducer"),
             "dataset_samples": dataset.get("samples"),
             "total_samples": results.get("total_samples"),

@@ -35,7 +35,11 @@ import numpy as np
 from evalatlas.analysis.results import TableResult
 from evalatlas.metrics.outcomes import attempt_k_values, pass_at_k_counts, pass_hat_k_counts
 from evalatlas.records.names import benchmark_tasks
-from evalatlas.stats.bounded import bounded_interval_from_totals, bounded_mean_interval
+from evalatlas.stats.bounded import (
+    bounded_interval_from_totals,
+    bounded_mean_interval,
+    nonnegative_ratio_interval,
+)
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.stats.standard_errors import clustered_mean_interval
 
@@ -90,6 +94,7 @@ def group_rows(
             denom += n_missing * max(1, round(known / int(r["tasks"])))
         lo, hi = wilson_interval(s, denom, confidence)
         row: dict[str, Any] = {name: r[f"g{i}"] for i, name in enumerate(by)}
+        row[GROUP_KEY] = gk
         if "agent" in by and r["k" + str(by.index("agent"))]:
             row["agent_id"] = r["k" + str(by.index("agent"))]
         row.update({
@@ -237,7 +242,9 @@ def _outcome_row(n_rows: np.ndarray, c_rows: np.ndarray, task_rows: np.ndarray,
         row["pass_at_k_note"] = (f"{n_agents} agents in this group: pass@k and pass^k are "
                                  "only defined over one agent's attempts (see --by agent)")
         return row
-    group_ks = list(ks) if ks is not None else attempt_k_values(int(n_rows.min()))
+    # every k some task supports: pass@k is over the tasks with at least k scored
+    # attempts (an errored attempt has no outcome and is not one), and says how many
+    group_ks = list(ks) if ks is not None else attempt_k_values(int(n_rows.max()))
     for k in group_ks:
         row["pass_at_k"][str(k)] = _over_tasks(pass_at_k_counts(n_rows, c_rows, k), confidence)
         row["pass_hat_k"][str(k)] = _over_tasks(pass_hat_k_counts(n_rows, c_rows, k),
@@ -247,16 +254,74 @@ def _outcome_row(n_rows: np.ndarray, c_rows: np.ndarray, task_rows: np.ndarray,
 
 def _over_tasks(per_task: np.ndarray, confidence: float) -> dict[str, Any]:
     """Mean of per-task values in [0, 1] over the tasks that have one (enough attempts),
-    with :func:`bounded_mean_interval` (inside [0, 1]; None with a reason if undefined)."""
+    with :func:`bounded_mean_interval` (inside [0, 1]; None with a reason if undefined).
+    ``tasks``: the tasks averaged over; ``tasks_total``: all tasks of the group."""
     eligible = per_task[~np.isnan(per_task)]
     if eligible.size == 0:
-        return {"value": None, "ci_low": None, "ci_high": None, "tasks": 0}
+        return {"value": None, "ci_low": None, "ci_high": None, "tasks": 0,
+                "tasks_total": int(per_task.size)}
     iv = bounded_mean_interval(eligible, confidence=confidence)
     out = {"value": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
-           "tasks": int(eligible.size)}
+           "tasks": int(eligible.size), "tasks_total": int(per_task.size)}
     if iv.reason:
         out["ci_note"] = iv.reason
     return out
+
+
+GROUP_KEY = "_group_key"
+"""Where :func:`group_rows` keeps a row's group key (tuple) for the composition, which
+joins per-group facts (run status, published numbers, costs) on it and then drops it."""
+
+
+def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dict[str, Any]]:
+    """Group key -> cost per episode and cost per success, each with a task-clustered
+    interval, from :func:`evalatlas.store.catalog.cost_totals` (one grouping key).
+
+    - ``cost_per_episode``: total known cost / episodes with a known cost;
+    - ``cost_per_success`` (cost of pass, seed 001; Erol et al. 2025, arXiv 2504.13359):
+      total cost / successes over the episodes whose cost and outcome are both known;
+      ``inf`` when nothing succeeded (it never passes), None when nothing is known.
+
+    Intervals: :func:`~evalatlas.stats.bounded.nonnegative_ratio_interval` (cluster
+    bootstrap over tasks, never below 0); None with a ``*_ci_note`` when undefined.
+    """
+    keys = np.asarray(arrays.get("k", ()), dtype=object)
+    out: dict[Any, dict[str, Any]] = {}
+    if keys.size == 0:
+        return out
+    cost = np.asarray(arrays["cost"], dtype=float)
+    n = np.asarray(arrays["n"], dtype=float)
+    cost_o = np.asarray(arrays["cost_o"], dtype=float)
+    succ = np.asarray(arrays["s"], dtype=float)
+    change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    for a, b in zip(np.concatenate(([0], change)), np.concatenate((change, [keys.size])),
+                    strict=True):
+        fields: dict[str, Any] = {}
+        for name, num, den in (("cost_per_episode", cost[a:b], n[a:b]),
+                               ("cost_per_success", cost_o[a:b], succ[a:b])):
+            iv = nonnegative_ratio_interval(num, den, confidence=confidence)
+            fields[name] = iv.estimate
+            fields[f"{name}_ci_low"], fields[f"{name}_ci_high"] = iv.low, iv.high
+            if iv.reason:
+                fields[f"{name}_ci_note"] = iv.reason
+        out[keys[a]] = fields
+    return out
+
+
+def rank_rows(rows: list[dict[str, Any]], by: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows by success rate, highest first, ties (and unknown rates, last) by name; within
+    each benchmark when rows carry one as an outer grouping (``benchmark`` before the
+    other keys), since rates of different benchmarks are not comparable."""
+    outer = "benchmark" if by and by[0] == "benchmark" and len(by) > 1 else None
+
+    def key(r: dict[str, Any]) -> tuple:
+        rate = r.get("success_rate")
+        known = rate is not None and rate == rate
+        names = tuple(str(r.get(b) or "") for b in by if b != outer)
+        return (str(r.get(outer) or "") if outer else "", not known,
+                -rate if known else 0.0, names, str(r.get("agent_id") or ""))
+
+    return sorted(rows, key=key)
 
 
 OUTCOME_FIELDS = ("success_rate_se_clustered", "success_rate_clustered_ci_low",

@@ -53,9 +53,60 @@ def _pass_k(row: dict[str, Any], field: str, symbol: str, every: bool = False) -
         return "per agent only"
     values = row.get(field) or {}
     parts = [f"{symbol}{k} {100 * values[k]['value']:.1f}%"
-             f"{_ci(values[k]['ci_low'], values[k]['ci_high'])}"
+             f"{_ci(values[k]['ci_low'], values[k]['ci_high'])}{_over(values[k])}"
              for k in _shown_ks(values, every)]
     return ", ".join(parts) or "-"
+
+
+def _over(value: dict[str, Any]) -> str:
+    """`` over 44 of 45 tasks`` when some tasks have fewer than k scored attempts."""
+    total = value.get("tasks_total")
+    if total is None or value["tasks"] >= total:
+        return ""
+    return f" over {value['tasks']} of {total} tasks"
+
+
+def _money(v: float | None, sign: str = "$") -> str:
+    """Three significant digits (``$0.460``, ``$1.13``, ``$230``)."""
+    if v is None or v != v:
+        return "-"
+    if v == float("inf"):
+        return "inf"
+    if v >= 100:
+        return f"{sign}{v:,.0f}"
+    return f"{sign}{v:.2f}" if v >= 1 else f"{sign}{v:#.3g}"
+
+
+def _cost_ci(row: dict[str, Any], field: str) -> str:
+    """``$0.4600 [$0.42, $0.50]``; ``inf (no success)`` for a cost per success that never
+    passed; ``-`` when unknown."""
+    v = row.get(field)
+    if v is None:
+        return "-"
+    if v == float("inf"):
+        return "inf (no success)"
+    lo, hi = row.get(f"{field}_ci_low"), row.get(f"{field}_ci_high")
+    if lo is None or hi is None:
+        return _money(v)
+    return f"{_money(v)} [{_money(lo, '')}, {_money(hi, '')}]"
+
+
+def _status(row: dict[str, Any]) -> str:
+    return row.get("status_note") or row.get("status") or "-"
+
+
+def _published(row: dict[str, Any]) -> str:
+    """The source's headline beside ours: ``52.8% (reason)``; ``-`` when none."""
+    heads = row.get("published") or []
+    if not heads:
+        return "-"
+    h = heads[0]
+    text = f"{100 * h['value']:.1f}%"
+    if h.get("differs_because"):
+        text += f" ({h['differs_because']})"
+    if len(heads) > 1:
+        text += f" (+{len(heads) - 1} more)"
+    return text
 
 
 def _reward(row: dict[str, Any]) -> str:
@@ -85,6 +136,10 @@ def summary_cmd(
                                     "for several.")] = "agent",
     experiment: Annotated[list[str] | None, typer.Option(
         "--experiment", "-e", help="Only these experiments (id or name).")] = None,
+    benchmark: Annotated[list[str] | None, typer.Option(
+        "--benchmark", "-b", help="Only these benchmarks (name, any case).")] = None,
+    agent: Annotated[list[str] | None, typer.Option(
+        "--agent", "-a", help="Only these agents (id or name, any case).")] = None,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.95,
     outcome: Annotated[str, typer.Option(
         "--outcome", help="harness: the harness's own outcomes only (others unknown); "
@@ -106,12 +161,14 @@ def summary_cmd(
     groups = [b.strip() for b in by.split(",") if b.strip()]
     with open_store(ctx, read_only=True, require_data=True) as store:
         try:
-            result = summary(store, groups, experiment=experiment, confidence=confidence,
-                             outcome=outcome, missing=missing)
+            result = summary(store, groups, experiment=experiment, benchmark=benchmark,
+                             agent=agent, confidence=confidence, outcome=outcome,
+                             missing=missing)
         except ValueError as exc:
             fail(str(exc))
     pct = f"{round(100 * confidence)}%"
-    columns = [Col(g, g, None, 0, "name") for g in groups] + [
+    incomplete = any(r.get("status") == "incomplete" for r in result.rows)
+    columns = [Col(g, g, None, 0, "name") for g in result.meta["group_by"]] + [
         Col("experiments", "exps", None, 11),
         Col("episodes", "episodes", None, 2),
         Col("tasks", "tasks", lambda r: r.get("task_coverage") or str(r["tasks"]), 3),
@@ -126,21 +183,31 @@ def summary_cmd(
         Col("total_tokens", "tokens", None, 12),
         Col("mean_tokens", "tokens/ep", lambda r: fmt_value(r["mean_tokens"], 0), 9),
         Col("total_cost_usd", "cost", _cost, 4),
+        Col("cost_per_episode", f"cost/episode [{pct} CI]",
+            lambda r: _cost_ci(r, "cost_per_episode"), 4.2),
+        Col("cost_per_success", f"cost/success [{pct} CI]",
+            lambda r: _cost_ci(r, "cost_per_success"), 4.4),
+        Col("published", "published by the source", _published, 1.5),
         Col("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1),
             10),
     ]
+    if incomplete or fmt != OutputFormat.table:
+        columns.insert(len(result.meta["group_by"]) + 1,
+                       Col("status", "run", _status, 1.2 if incomplete else 13))
     text = render_result(result, columns, fmt, title="Summary")
     published = result.meta.get("published") or []
     if published and fmt in (OutputFormat.table, OutputFormat.markdown):
         more = render(published, PUBLISHED_COLUMNS, fmt, schema=result.schema,
-                      title="Published by the source vs recomputed by evalatlas")
+                      title=f"Published by the source vs recomputed by evalatlas "
+                            f"({len(published)} number{'s' if len(published) != 1 else ''})")
         text = None if text is None else text + "\n" + (more or "")
     emit(text, output)
 
 
 def _num(key: str) -> Any:
-    """Full precision: the source's digits are shown as written, to compare them."""
-    return lambda r: "-" if r.get(key) is None else repr(float(r[key]))
+    """Four significant digits (``0.6493``, not ``0.6493000000000001``): enough to see
+    a leaderboard's rounding; JSON keeps the source's digits as written."""
+    return lambda r: "-" if r.get(key) is None else f"{float(r[key]):.4g}"
 
 
 def _agrees(row: dict[str, Any]) -> str:
@@ -148,8 +215,15 @@ def _agrees(row: dict[str, Any]) -> str:
     return f"{text} ({row['note']})" if row.get("note") else text
 
 
+def _board(row: dict[str, Any]) -> str:
+    """The leaderboard a number was published on (SWE-bench: Verified, bash-only)."""
+    return str(row["board"]) if row.get("board") and "leaderboard" in str(
+        row.get("source") or "") else "-"
+
+
 PUBLISHED_COLUMNS = [
-    Col("experiment", "experiment", None, 0, "name"), Col("score", "score", None, 1, "name"),
+    Col("experiment", "experiment", None, 0, "name"), Col("board", "board", _board, 1.5),
+    Col("score", "score", None, 1, "name"),
     Col("metric", "metric", None, 2), Col("published", "published", _num("published"), 3),
     Col("evalatlas", "evalatlas", _num("evalatlas"), 4),
     Col("n_evalatlas", "n (source / here)", lambda r: f"{fmt_value(r['n_published'])} / "

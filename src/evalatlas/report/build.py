@@ -10,7 +10,7 @@ the per-task drill-down covers at most ``max_drill_episodes`` episodes and
 
 Layout of the result (``schema`` ``evalatlas.report/1``)::
 
-    {title, generated, confidence, alpha, group_by, notes,
+    {title, generated, confidence, alpha, group_by, notes, published,
      sections: [{id, title, benchmark, benchmark_size, leaderboard, pairs, heatmap,
                  ability, drill, notes}],
      tiers, speedups, frameworks, failures}
@@ -32,19 +32,18 @@ import pyarrow as pa
 from evalatlas._version import __version__
 from evalatlas.analysis.frameworks import group_records
 from evalatlas.analysis.speedups import speedup_result, task_payloads
-from evalatlas.analysis.summary import group_rows, merge_outcomes, outcome_rows, summary_result
+from evalatlas.analysis.summary import SummaryResult
 from evalatlas.analysis.tiers import tier_table
-from evalatlas.metrics.outcomes import cost_of_pass, default_k_values, pass_hat_k
+from evalatlas.compose.summary import summary_of
+from evalatlas.metrics.outcomes import default_k_values, pass_hat_k
 from evalatlas.metrics.pareto import pareto_frontier
 from evalatlas.report.failures import failures_data
 from evalatlas.report.frameworks import build_report as build_framework_report
 from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
-from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
 from evalatlas.store.frameworks import load_framework_records
-from evalatlas.store.outcomes import task_outcome_counts
-from evalatlas.store.queries import error_counts, group_expr, rewards_by_group, summary_totals
+from evalatlas.store.queries import group_expr
 from evalatlas.store.speedups import load_speedup_rows
 from evalatlas.store.tiers import load_tier_runs
 from evalatlas.text import json_safe
@@ -110,25 +109,23 @@ def _where(ids: Sequence[str] | None) -> tuple[str, list[Any]]:
 # --- leaderboard ---------------------------------------------------------------------
 
 
+def leaderboard_result(store: Store, by: str, ids: Sequence[str] | None,
+                       confidence: float) -> SummaryResult:
+    """``evalatlas summary --by BY`` for these experiments: the one composition
+    (:func:`evalatlas.compose.summary.summary_of`) the CLI and ``ea.summary`` use, so the
+    report's leaderboard has the summary's rows and numbers by construction (ranked by
+    success rate, a row per benchmark for an agent that ran several, run status,
+    published headline, cost per episode and per success with intervals)."""
+    if ids is not None and not ids:
+        return SummaryResult(rows=[])
+    return summary_of(store, [by], experiment=list(ids) if ids is not None else None,
+                      confidence=confidence)
+
+
 def leaderboard_rows(store: Store, by: str, ids: Sequence[str] | None,
                      confidence: float) -> list[dict[str, Any]]:
-    """The rows of ``evalatlas summary --by BY --format json`` for these experiments.
-
-    The same store queries and analysis functions, composed as :func:`evalatlas.api.summary`
-    composes them (the report sits below the public API, so it cannot call it), so the
-    report's numbers are the summary's numbers: a browser test compares them.
-    """
-    if ids is not None and not ids:
-        return []
-    exp = list(ids) if ids is not None else None
-    groups = [by]
-    rows = group_rows(summary_totals(store, groups, experiment=exp),
-                      error_counts(store, groups, experiment=exp),
-                      rewards_by_group(store, groups, experiment=exp),
-                      groups, confidence=confidence)
-    counts, labels = task_outcome_counts(store, by, experiment=exp)
-    merge_outcomes(rows, outcome_rows(counts, labels, by, confidence=confidence), by)
-    return summary_result(rows, groups, confidence=confidence).to_dict()["rows"]
+    """The rows of ``evalatlas summary --by BY --format json`` for these experiments."""
+    return leaderboard_result(store, by, ids, confidence).to_dict()["rows"]
 
 
 # --- per (group, task) aggregates ----------------------------------------------------
@@ -198,34 +195,6 @@ def unique_labels(labels: list[str], keys: list[str]) -> list[str]:
         seen[label] = seen.get(label, 0) + 1
     return [f"{label} [{key[:8]}]" if seen[label] > 1 else label
             for label, key in zip(labels, keys, strict=True)]
-
-
-def _cost_intervals(store: Store, by: str, ids: Sequence[str] | None,
-                    confidence: float) -> dict[str, tuple[float | None, float | None, float]]:
-    """group key -> (low, high, mean) of the cost per episode, tasks as clusters."""
-    _, key, _ = group_expr(by)
-    where, params = _where(ids)
-    arr = store.query_arrays(f"""
-        SELECT {key} AS k, dense_rank() OVER (ORDER BY e.task_id) AS task, e.cost_usd AS c
-        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
-        {where} AND e.cost_usd IS NOT NULL ORDER BY k
-    """, params)
-    k = np.asarray(arr["k"], dtype=object)
-    if k.size == 0:
-        return {}
-    cost = np.asarray(arr["c"], dtype=float)
-    task = np.asarray(arr["task"], dtype=np.int64)
-    change = np.flatnonzero(k[1:] != k[:-1]) + 1
-    out = {}
-    for a, b in zip(np.concatenate(([0], change)), np.concatenate((change, [k.size])),
-                    strict=True):
-        iv = mean_with_interval(cost[a:b], clusters=task[a:b], confidence=confidence)
-        lo, hi = _f(iv.low), _f(iv.high)
-        if lo is not None and hi is not None and not hi > lo:
-            lo = hi = None  # every cost equal: no spread to estimate, not a certainty
-        # a cost is never negative: the interval is clipped to the quantity's range
-        out[str(k[a])] = (None if lo is None else max(lo, 0.0), hi, float(iv.estimate))
-    return out
 
 
 # --- paired comparisons --------------------------------------------------------------
@@ -552,15 +521,17 @@ def _round(x: Any, digits: int = 6) -> float | None:
 
 def _section(store: Store, sid: str, title: str, benchmark: str | None,
              ids: Sequence[str] | None, size: int | None, opts: ReportOptions,
-             *, tasks_views: bool = True) -> dict[str, Any]:
+             *, tasks_views: bool = True, result: SummaryResult | None = None
+             ) -> dict[str, Any]:
     """One block of the page. ``tasks_views`` False (the all-benchmarks block when each
     benchmark has its own) leaves out the heatmap and drill-down: those are per
     benchmark, and repeating them would double the file."""
     by = opts.by
-    rows = leaderboard_rows(store, by, ids, opts.confidence)
+    if result is None:
+        result = leaderboard_result(store, by, ids, opts.confidence)
+    rows = result.to_dict()["rows"]
     cells = _cells(store, by, ids)
-    costs = _cost_intervals(store, by, ids, opts.confidence)
-    notes: list[str] = []
+    notes: list[str] = [n for n in result.notes if n.startswith(_SECTION_NOTES)]
     fit = _atlas_fit(store, cells, by, benchmark) if cells.keys and cells.tasks else None
     agent_rate = _rates(cells.succ, cells.known, axis=1)
     task_rate = _rates(cells.succ, cells.known, axis=0)
@@ -592,18 +563,21 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
     label_of = dict(zip(cells.keys, cells.labels, strict=True))
     for r in rows:
         k = r.get("agent_id") if by == "agent" else r.get(by)
-        c = costs.get(str(k))
-        known_cost_eps = r["episodes"] - r["cost_unknown_episodes"]
-        cost_ep = (r["total_cost_usd"] / known_cost_eps
-                   if r["total_cost_usd"] is not None and known_cost_eps else None)
-        cop = cost_of_pass(cost_ep, _f(r["success_rate"]))
+        name = label_of.get(str(k), str(r[by]))
+        if r.get("benchmark") is not None and by != "benchmark":
+            # an agent with a row per benchmark (the summary never pools them)
+            name, k = f"{name} · {r['benchmark']}", f"{k}@{r['benchmark']}"
+        cps = r.get("cost_per_success")
         board.append({
-            "name": label_of.get(str(k), str(r[by])), "key": str(k), "summary": r,
-            "coverage": (r["tasks"] / size) if size else None,
-            "cost_per_episode": cost_ep,
-            "cost_ci_low": c[0] if c else None, "cost_ci_high": c[1] if c else None,
-            "cost_per_success": cop if math.isfinite(cop) else None,
-            "cost_per_success_inf": cop == math.inf,
+            "name": name, "key": str(k), "summary": r,
+            "coverage": _coverage(r, size),
+            "cost_per_episode": r.get("cost_per_episode"),
+            "cost_ci_low": r.get("cost_per_episode_ci_low"),
+            "cost_ci_high": r.get("cost_per_episode_ci_high"),
+            "cost_per_success": cps if cps != "inf" else None,
+            "cost_per_success_ci_low": r.get("cost_per_success_ci_low"),
+            "cost_per_success_ci_high": r.get("cost_per_success_ci_high"),
+            "cost_per_success_inf": cps == "inf",
             "pass_hat_k": None if r.get("pass_hat_k") else _pass_hat(cells, str(k)),
         })
     if tasks_views:
@@ -635,6 +609,22 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
         "drill": _drill(store, by, ids, cells, t_order if tasks_views else [], opts),
         "notes": notes,
     }
+
+
+_SECTION_NOTES = ("agents that ran several benchmarks", "cost unknown")
+"""Notes of the summary that belong to a section (the rest are the page's)."""
+
+
+def _coverage(row: dict[str, Any], size: int | None) -> float | None:
+    """Share of the planned work that ran: samples observed / planned (a crashed run
+    that planned 2 epochs x 40 samples and ran 56 covers 70%, not 100%), and tasks
+    reported / the benchmark's ``size``; the smaller of the two known ones."""
+    shares = []
+    if row.get("planned_samples"):
+        shares.append(min(1.0, row["episodes"] / row["planned_samples"]))
+    if size:
+        shares.append(row["tasks"] / size)
+    return min(shares) if shares else None
 
 
 def _pass_hat(cells: _Cells, key: str) -> dict[str, float | None] | None:
@@ -760,13 +750,16 @@ def build_report_data(store: Store, opts: ReportOptions | None = None) -> dict[s
         ns = [int(e["subset_n_tasks"]) for e in es if e["subset_n_tasks"]]
         return max(ns) if ns else None
 
+    page = leaderboard_result(store, opts.by, ids, opts.confidence)
+    notes += [n for n in page.notes if not n.startswith(_SECTION_NOTES)]
     sections = []
     if len(benches) == 1:
         name, es = next(iter(benches.items()))
-        sections.append(_section(store, "s0", name, name, ids, size(es), opts))
+        sections.append(_section(store, "s0", name, name, ids, size(es), opts,
+                                 result=page))
     else:
         sections.append(_section(store, "s0", "All benchmarks", None, ids, None, opts,
-                                 tasks_views=not opts.sections_per_benchmark))
+                                 tasks_views=not opts.sections_per_benchmark, result=page))
         if opts.sections_per_benchmark:
             for n, (name, es) in enumerate(sorted(benches.items()), start=1):
                 sections.append(_section(store, f"s{n}", name, name,
@@ -778,6 +771,7 @@ def build_report_data(store: Store, opts: ReportOptions | None = None) -> dict[s
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "confidence": opts.confidence, "alpha": opts.alpha, "group_by": opts.by,
         "notes": notes, "sections": sections,
+        "published": page.meta.get("published") or [],
         "tiers": _tiers(store, opts.experiment),
         "speedups": _speedups(store, opts.experiment, opts.confidence),
         "frameworks": _frameworks(store, opts.confidence),

@@ -97,7 +97,8 @@ def _groups(data: dict[str, Any], views: list[dict[str, Any]]) -> list[tuple[str
     out = []
     for s in data["sections"]:
         out.append((s["id"], s["title"], s["notes"]))
-    for sid, title in (("tiers", "Scylla tiers"), ("speedups", "FC-Eval speedups"),
+    for sid, title in (("published", "Published vs recomputed"), ("tiers", "Scylla tiers"),
+                       ("speedups", "FC-Eval speedups"),
                        ("frameworks", "Framework comparison"),
                        ("failures", "Why agents fail")):
         if any(v["section"] == sid for v in views):

@@ -132,12 +132,27 @@ def leaderboard_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
         row["cost_ci_high"] = b["cost_ci_high"]
         row["cost_per_success"] = ("inf" if b["cost_per_success_inf"]
                                    else b["cost_per_success"])
+        row["cost_per_success_ci_low"] = b.get("cost_per_success_ci_low")
+        row["cost_per_success_ci_high"] = b.get("cost_per_success_ci_high")
+        row["run"] = s.get("status_note") or s.get("status") or ""
+        row["published"] = _published_text(s.get("published") or [])
         row["pareto"] = b["pareto"]
         rows.append(row)
     rows.sort(key=lambda r: (r["rank"] if r["rank"] is not None else 0,
                              -(r["success_rate"] if isinstance(r["success_rate"], float | int)
                                else -1), r["name"]))
     return rows
+
+
+def _published_text(heads: list[dict[str, Any]]) -> str:
+    """The source's headline beside the success rate: ``52.8% (reason)``."""
+    if not heads:
+        return ""
+    h = heads[0]
+    text = f"{100 * h['value']:.1f}%" if isinstance(h.get("value"), float | int) else "-"
+    if h.get("differs_because"):
+        text += f" ({h['differs_because']})"
+    return text + (f" (+{len(heads) - 1} more)" if len(heads) > 1 else "")
 
 
 def leaderboard_view(section: dict[str, Any], confidence: float) -> dict[str, Any]:
@@ -157,6 +172,11 @@ def leaderboard_view(section: dict[str, Any], confidence: float) -> dict[str, An
          "lo": "success_rate_ci_low", "hi": "success_rate_ci_high"},
         {"field": "tied", "title": "tied with", "fmt": "text", "tip": "tied_list"},
     ]
+    if any(r["run"].startswith("incomplete") for r in rows):
+        cols.insert(2, {"field": "run", "title": "run", "fmt": "text"})
+    if any(r["published"] for r in rows):
+        cols.append({"field": "published", "title": "published by the source",
+                     "fmt": "text"})
     ks = sorted({k[len("pass_at_"):] for r in rows for k in r
                  if k.startswith("pass_at_") and not k.endswith(("_low", "_high"))}, key=int)
     for k in ks:
@@ -171,7 +191,8 @@ def leaderboard_view(section: dict[str, Any], confidence: float) -> dict[str, An
          "lo": "mean_reward_ci_low", "hi": "mean_reward_ci_high"},
         {"field": "cost_per_episode", "title": "cost / episode", "fmt": "usd",
          "lo": "cost_ci_low", "hi": "cost_ci_high"},
-        {"field": "cost_per_success", "title": "cost / success", "fmt": "usd"},
+        {"field": "cost_per_success", "title": "cost / success", "fmt": "usd",
+         "lo": "cost_per_success_ci_low", "hi": "cost_per_success_ci_high"},
         {"field": "mean_tokens", "title": "tokens / episode", "fmt": "int"},
         {"field": "mean_wall_time_s", "title": "time / episode (s)", "fmt": "num1"},
         {"field": "errors", "title": "errors", "fmt": "int"},
@@ -671,12 +692,49 @@ def section_views(section: dict[str, Any], confidence: float, alpha: float
     return [v for v in views if v is not None]
 
 
+def published_views(published: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The numbers the sources published next to evalatlas's recomputation of them from
+    the same source's per-sample data (``evalatlas summary``'s second table)."""
+    if not published:
+        return []
+    rows = []
+    for r in published:
+        ok = r.get("agrees")
+        rows.append({
+            "experiment": r.get("experiment"), "source": r.get("source"),
+            "board": r.get("board") if "leaderboard" in str(r.get("source") or "") else None,
+            "metric": f"{r.get('score') or ''} {r.get('metric') or ''}".strip(),
+            "published": r.get("published"), "evalatlas": r.get("evalatlas"),
+            "n": f"{r.get('n_published') if r.get('n_published') is not None else '-'} / "
+                 f"{r.get('n_evalatlas') if r.get('n_evalatlas') is not None else '-'}",
+            "agrees": "yes" if ok else "NO" if ok is False else "-",
+            "note": r.get("note") or ""})
+    rows.sort(key=lambda r: (r["agrees"] != "NO", str(r["experiment"])))
+    bad = sum(1 for r in rows if r["agrees"] == "NO")
+    return [{"id": "published-check", "section": "published", "kind": "published",
+             "title": f"Published by the source vs recomputed ({len(rows)} numbers)",
+             "description": "Each number a source published about its own run, recomputed "
+             "by evalatlas from that source's per-sample results; disagreements first.",
+             "spec": None, "rows": rows,
+             "columns": [{"field": "experiment", "title": "experiment", "fmt": "name"},
+                         {"field": "board", "title": "board", "fmt": "name"},
+                         {"field": "metric", "title": "metric", "fmt": "text"},
+                         {"field": "published", "title": "published", "fmt": "num3"},
+                         {"field": "evalatlas", "title": "recomputed", "fmt": "num3"},
+                         {"field": "n", "title": "n (source / here)", "fmt": "text"},
+                         {"field": "agrees", "title": "agrees", "fmt": "text"},
+                         {"field": "note", "title": "note", "fmt": "text"}],
+             "notes": [f"{bad} of {len(rows)} published numbers differ from the "
+                       "recomputation"] if bad else []}]
+
+
 def all_views(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Every view of the report, in page order."""
     conf, alpha = data["confidence"], data["alpha"]
     views: list[dict[str, Any]] = []
     for s in data["sections"]:
         views += section_views(s, conf, alpha)
+    views += published_views(data.get("published"))
     views += tier_views(data.get("tiers"), conf)
     views += speedup_views(data.get("speedups"), conf)
     views += framework_views(data.get("frameworks"))

@@ -273,3 +273,78 @@ def nonnegative_mean_interval(
     lo, hi = np.quantile(means, [alpha, 1 - alpha])
     return BoundedInterval(est, max(0.0, float(lo)), max(0.0, float(hi)), method, confidence,
                            n, units)
+
+
+def nonnegative_ratio_interval(
+    numerators: Sequence[float] | np.ndarray,
+    denominators: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2_000,
+    seed: int = 0,
+) -> BoundedInterval:
+    """Ratio of sums ``R = sum(a_c) / sum(b_c)`` over clusters ``c`` (tasks), with a
+    percentile cluster bootstrap interval (Efron & Tibshirani 1993, ch. 13; the ratio
+    estimator of Cochran 1977, ch. 6), from per-cluster totals ``a_c >= 0``, ``b_c >= 0``.
+
+    Cost per episode is ``a`` = a task's summed cost, ``b`` = its episodes with a known
+    cost; cost per success (cost of pass, Erol et al. 2025) is ``b`` = its successes.
+    Every resampled ratio is >= 0, so the interval is inside [0, inf). ``estimate`` is
+    ``inf`` when ``sum(b) = 0`` but ``sum(a) > 0`` (spent, never succeeded); the high end is
+    None, with a reason, when more than ``(1 - confidence) / 2`` of the resamples have
+    ``sum(b) = 0`` (the upper bound is infinite). Clusters with ``a = b = 0`` still count
+    as clusters (a task that was run). Fixed ``seed``: reports are reproducible.
+    """
+    check_confidence(confidence)
+    if n_resamples < 100:
+        raise ValueError(f"n_resamples must be >= 100, got {n_resamples}")
+    a = np.asarray(numerators, dtype=float).ravel()
+    b = np.asarray(denominators, dtype=float).ravel()
+    if a.size != b.size:
+        raise ValueError(f"numerators ({a.size}) and denominators ({b.size}) differ in "
+                         "length")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    method = "ratio-percentile-bootstrap-clustered"
+    units = int(a.size)
+    if units == 0:
+        return BoundedInterval(None, None, None, method, confidence, 0, 0, "no values")
+    if a.min() < 0 or b.min() < 0:
+        raise ValueError("numerators and denominators must be >= 0")
+    n = round(float(b.sum()))
+    sa, sb = float(a.sum()), float(b.sum())
+    est = sa / sb if sb > 0 else (math.inf if sa > 0 else None)
+    if est is None:
+        return BoundedInterval(None, None, None, method, confidence, n, units,
+                               "nothing spent and nothing counted")
+    if units < 2:
+        return BoundedInterval(est, None, None, method, confidence, n, units,
+                               "one task (cluster): nothing to resample")
+    rng = np.random.default_rng(seed)
+    ratios = np.empty(n_resamples)
+    chunk = max(1, 2_000_000 // units)
+    for start in range(0, n_resamples, chunk):
+        stop = min(n_resamples, start + chunk)
+        idx = rng.integers(0, units, (stop - start, units))
+        num, den = a[idx].sum(axis=1), b[idx].sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios[start:stop] = np.where(den > 0, num / np.where(den > 0, den, 1.0),
+                                          np.where(num > 0, np.inf, 0.0))
+    alpha = (1 - confidence) / 2
+    with np.errstate(invalid="ignore"):  # inf - inf between neighbours: NaN, unused
+        lo, hi = np.quantile(ratios, [alpha, 1 - alpha])
+    if not math.isfinite(est):
+        return BoundedInterval(est, None, None, method, confidence, n, units,
+                               "no success: the ratio is infinite")
+    if not math.isfinite(lo):
+        return BoundedInterval(est, None, None, method, confidence, n, units,
+                               "most resamples have no success: no interval")
+    if lo == hi:
+        return BoundedInterval(est, None, None, method, confidence, n, units,
+                               "every task has the same ratio: no spread to estimate")
+    if not math.isfinite(hi):
+        return BoundedInterval(est, max(0.0, float(lo)), None, method, confidence, n, units,
+                               "the upper end is unbounded: too many resamples have no "
+                               "success")
+    return BoundedInterval(est, max(0.0, float(lo)), float(hi), method, confidence, n,
+                           units)

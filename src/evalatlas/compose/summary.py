@@ -1,0 +1,200 @@
+"""The summary table, composed once for ``ea.summary``, ``evalatlas summary`` and the
+report's leaderboard (store -> rows -> analysis -> :class:`SummaryResult`).
+
+What it adds to the per-group numbers of :mod:`evalatlas.analysis.summary`:
+
+- **selection** by experiment, benchmark and agent (ids or names; names compared without
+  case), an unknown one an :class:`~evalatlas.errors.ArgumentError` listing the known;
+- **never pooling benchmarks**: grouped by agent (the default), an agent that ran several
+  benchmarks gets a row per benchmark (``group_by`` becomes ``["benchmark", "agent"]``),
+  each with its own pass@k and intervals; rates of different benchmarks never share a row;
+- **run status** per row (:mod:`evalatlas.analysis.run_status`): ``incomplete`` with the
+  note "incomplete: 56 of 80 planned samples (...)" when any of its experiments did not
+  finish, and ``planned_samples``;
+- the source's **published headline** beside the success rate, with a short reason when
+  they differ (:func:`evalatlas.analysis.published.headline_reason`);
+- **cost per episode and per success** with task-clustered intervals;
+- rows **ranked** by success rate, ties by name (within each benchmark).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from evalatlas.analysis.published import (
+    disagreement_note,
+    headline_reason,
+    headlines,
+    published_rows,
+)
+from evalatlas.analysis.run_status import group_status, run_status
+from evalatlas.analysis.summary import (
+    GROUP_KEY,
+    SummaryResult,
+    cost_rows,
+    coverage_notes,
+    group_rows,
+    merge_outcomes,
+    outcome_rows,
+    rank_rows,
+    summary_result,
+)
+from evalatlas.errors import ArgumentError
+from evalatlas.pricing import unknown_price_models
+from evalatlas.store.catalog import cost_totals, experiment_catalog, group_experiments
+from evalatlas.store.db import Store
+from evalatlas.store.outcomes import task_outcome_counts
+from evalatlas.store.published import published_metrics, score_values, source_notes
+from evalatlas.store.queries import error_counts, rewards_by_group, summary_totals
+
+
+def select_experiments(
+    catalog: list[dict[str, Any]], *, experiment: Sequence[str] | None = None,
+    benchmark: Sequence[str] | None = None, agent: Sequence[str] | None = None,
+) -> list[str] | None:
+    """Experiment ids kept by the filters (all of them must hold), or None when there is
+    no filter. ``experiment``: ids or names; ``benchmark``: names; ``agent``: ids or
+    names; names compared without case. A value matching nothing is an
+    :class:`ArgumentError` naming the argument and the values that exist."""
+    if not (experiment or benchmark or agent):
+        return None
+    keep = list(catalog)
+    for arg, values, fields in (("experiment", experiment, ("experiment_id",
+                                                           "experiment_name")),
+                                ("benchmark", benchmark, ("benchmark",)),
+                                ("agent", agent, ("agent_id", "agent_name"))):
+        if not values:
+            continue
+        wanted = {str(v).casefold() for v in values}
+        known = sorted({str(r[f]) for r in catalog for f in fields[-1:]})
+        matched = {w for w in wanted
+                   if any(str(r[f]).casefold() == w for r in catalog for f in fields)}
+        unknown = [v for v in values if str(v).casefold() not in matched]
+        if unknown:
+            shown = ", ".join(known[:20]) + (f" ... ({len(known)} in all)"
+                                              if len(known) > 20 else "")
+            raise ArgumentError(f"{arg}: no {arg} matches {', '.join(map(repr, unknown))}; "
+                                f"known: {shown}")
+        keep = [r for r in keep if any(str(r[f]).casefold() in wanted for f in fields)]
+    return [r["experiment_id"] for r in keep]
+
+
+def _benchmark_blocks(catalog: list[dict[str, Any]], ids: list[str] | None
+                      ) -> list[tuple[str, list[str]]] | None:
+    """(benchmark, experiment ids) per benchmark when some agent ran several benchmarks
+    in the selection, else None (one block: nothing would be pooled)."""
+    rows = [r for r in catalog if r["episodes"]
+            and (ids is None or r["experiment_id"] in set(ids))]
+    benches: dict[str, set[str]] = {}
+    for r in rows:
+        benches.setdefault(r["agent_id"], set()).add(r["benchmark"])
+    if not any(len(b) > 1 for b in benches.values()):
+        return None
+    blocks: dict[str, list[str]] = {}
+    for r in rows:
+        blocks.setdefault(r["benchmark"], []).append(r["experiment_id"])
+    return sorted(blocks.items())
+
+
+def _rows(store: Store, groups: list[str], ids: list[str] | None, *, confidence: float,
+          ks: Sequence[int] | None, outcome: str, missing: str) -> list[dict[str, Any]]:
+    """The per-group numbers of one block of experiments (None: all)."""
+    rows = group_rows(summary_totals(store, groups, experiment=ids, outcome=outcome),
+                      error_counts(store, groups, experiment=ids),
+                      rewards_by_group(store, groups, experiment=ids, outcome=outcome),
+                      groups, confidence=confidence, missing=missing)
+    if len(groups) == 1:
+        counts, labels = task_outcome_counts(store, groups[0], experiment=ids,
+                                             outcome=outcome)
+        merge_outcomes(rows, outcome_rows(counts, labels, groups[0], ks=ks,
+                                          confidence=confidence), groups[0])
+        costs = cost_rows(cost_totals(store, groups[0], experiment=ids, outcome=outcome),
+                          confidence)
+        for row in rows:
+            row.update(costs.get(row[GROUP_KEY][0], _NO_COST))
+    members: dict[tuple, list[str]] = {}
+    for r in group_experiments(store, groups, experiment=ids):
+        members.setdefault(tuple(r[f"k{i}"] for i in range(len(groups))), []).append(
+            r["experiment_id"])
+    for row in rows:
+        row["_experiments"] = members.get(tuple(row[GROUP_KEY]), [])
+    return rows
+
+
+_NO_COST = {"cost_per_episode": None, "cost_per_episode_ci_low": None,
+            "cost_per_episode_ci_high": None, "cost_per_success": None,
+            "cost_per_success_ci_low": None, "cost_per_success_ci_high": None}
+
+
+def summary_of(
+    store: Store, by: Sequence[str] = ("agent",), *,
+    experiment: Sequence[str] | None = None, benchmark: Sequence[str] | None = None,
+    agent: Sequence[str] | None = None, confidence: float = 0.95,
+    ks: Sequence[int] | None = None, outcome: str = "any", missing: str = "ignore",
+) -> SummaryResult:
+    """The summary of the selected experiments (see the module docstring); the result of
+    :func:`evalatlas.summary` and the rows of the report's leaderboard."""
+    groups = list(by)
+    catalog = experiment_catalog(store)
+    ids = select_experiments(catalog, experiment=experiment, benchmark=benchmark,
+                             agent=agent)
+    blocks = _benchmark_blocks(catalog, ids) if groups == ["agent"] else None
+    kw: dict[str, Any] = {"confidence": confidence, "ks": ks, "outcome": outcome,
+                          "missing": missing}
+    if ids is not None and not ids:
+        rows: list[dict[str, Any]] = []
+    elif blocks is None:
+        rows = _rows(store, groups, ids, **kw)
+    else:
+        rows = []
+        for bench, block_ids in blocks:
+            rows += [{"benchmark": bench, **r} for r in _rows(store, groups, block_ids, **kw)]
+        groups = ["benchmark", *groups]
+    statuses = {r["experiment_id"]: {**run_status(r), "name": r["experiment_name"]}
+                for r in catalog}
+    epochs = {r["experiment_id"]: r.get("inspect_epochs") for r in catalog}
+    published = [] if ids is not None and not ids else published_rows(
+        published_metrics(store, ids), lambda exp_id, score: score_values(store, exp_id,
+                                                                          score))
+    heads = headlines(published)
+    for row in rows:
+        exps = row.pop("_experiments")
+        row.pop(GROUP_KEY)
+        st = group_status([statuses[e] for e in exps if e in statuses])
+        row.update(status=st["status"], status_note=st["status_note"],
+                   planned_samples=st["planned_samples"])
+        row["sample_coverage"] = (f"{row['episodes']} / {st['planned_samples']}"
+                                  if st["planned_samples"]
+                                  and row["episodes"] < st["planned_samples"] else None)
+        row["published"] = [
+            {"experiment": statuses[e]["name"], **heads[e],
+             "differs_because": headline_reason(heads[e], row.get("success_rate"),
+                                                epochs=epochs.get(e),
+                                                experiments=len(exps),
+                                                mean_reward=row.get("mean_reward"))}
+            for e in exps if e in heads]
+    rows = rank_rows(rows, groups)
+    unpriced = unknown_price_models(store)
+    result = summary_result(rows, groups, confidence=confidence,
+                            unknown_price_models=unpriced)
+    result.meta.update(outcome=outcome, missing=missing,
+                       benchmark=list(benchmark) if benchmark else None,
+                       agent=list(agent) if agent else None)
+    if blocks is not None:
+        result.notes.append(
+            "agents that ran several benchmarks have one row per benchmark: success rates "
+            "of different benchmarks are never pooled (benchmark= picks one)")
+    bad = [s for e, s in statuses.items() if s["status"] == "incomplete"
+           and (ids is None or e in set(ids))]
+    if bad:
+        result.notes.append(f"{len(bad)} experiment(s) did not finish, their rates are "
+                            "over the samples that ran: " + "; ".join(
+                                f"{s['name']}: {s['status_note']}" for s in bad))
+    result.notes.extend(coverage_notes(rows))
+    result.meta["published"] = published
+    note = disagreement_note(published)
+    if note:
+        result.notes.append(note)
+    result.notes.extend(source_notes(store, ids))
+    return result
