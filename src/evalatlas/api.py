@@ -25,6 +25,7 @@ from evalatlas.analysis.compare import CompareResult, compare_sides
 from evalatlas.analysis.frameworks import FrameworkData, group_records
 from evalatlas.analysis.gate import GatePlanResult, GateResult, gate_sides, plan_sides
 from evalatlas.analysis.results import QuarantineResult
+from evalatlas.analysis.run_status import incomplete_note
 from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult, speedup_result, task_payloads
 from evalatlas.analysis.summary import SummaryResult
 from evalatlas.analysis.tiers import TierReport, tier_table
@@ -34,6 +35,7 @@ from evalatlas.exports.eee import RELATIONSHIPS
 from evalatlas.pricing import configure
 from evalatlas.records.limits import ReadLimits
 from evalatlas.store import db as _db
+from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.frames import episodes_frame, store_from_frame
 from evalatlas.store.gate import load_gate_side
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
@@ -316,6 +318,9 @@ def compare(
         sides = [resolve(store, s) for s in selectors]
         used = score if score is not None else pick_score(store, sides)
         arrays = [load_side(store, s, used) for s in sides]
+        ids = {e for s in sides for e in s.experiment_ids}
+        unfinished = incomplete_note([r for r in experiment_catalog(store)
+                                      if r["experiment_id"] in ids])
     names = [s.name for s in sides]
     if len(set(names)) < len(names):
         names = [f"{s.name} [{s.selector}]" for s in sides]
@@ -323,7 +328,7 @@ def compare(
                          detect=detect, alpha=alpha)
     return CompareResult(rows=rows, meta={
         "selectors": list(selectors), "pair_by": pair_by, "score": used or "reward",
-        "confidence": confidence, "alpha": alpha, "detect": detect})
+        "confidence": confidence, "alpha": alpha, "detect": detect}, notes=unfinished)
 
 
 def gate(

@@ -19,22 +19,23 @@ def test_inspect_started_error_cancelled_are_incomplete() -> None:
     crashed = run_status(_row(framework="inspect_ai", inspect_status="started",
                               inspect_epochs=2, planned_tasks=40, episodes=56))
     assert crashed == {"status": "incomplete", "planned_samples": 80, "observed_samples": 56,
-                       "status_note": "incomplete: 56 of 80 planned samples (Inspect status "
+                       "run_status_note": "incomplete: 56 of 80 planned samples (Inspect status "
                                       "started)"}
     journal = run_status(_row(inspect_status="started", from_journal=True, planned_tasks=40,
                               episodes=12))
-    assert journal["status_note"] == ("incomplete: 12 of 40 planned samples (Inspect status "
+    assert journal["run_status_note"] == ("incomplete: 12 of 40 planned samples (Inspect status "
                                       "started, log rebuilt from _journal/)")
     for status in ("error", "cancelled"):
         assert run_status(_row(inspect_status=status, planned_tasks=5))["status"] == \
             "incomplete"
     ok = run_status(_row(inspect_status="success", planned_tasks=40, episodes=40))
-    assert ok["status"] == "complete" and ok["status_note"] is None
+    assert ok["status"] == "complete" and ok["run_status_note"] is None
 
 
 def test_evallog_counts_planned_tasks_times_attempts() -> None:
     short = run_status(_row(planned_tasks=20, max_attempt=2, episodes=50))
-    assert short["status_note"] == "incomplete: 50 of 60 planned samples (20 tasks x 3 attempts)"
+    assert short["run_status_note"] == ("incomplete: 50 of 60 planned samples (20 tasks x 3 "
+                                        "attempts)")
     assert run_status(_row(planned_tasks=20, max_attempt=2, episodes=60))["status"] == \
         "complete"
     unknown_plan = run_status(_row(planned_tasks=None, episodes=7))
@@ -44,7 +45,7 @@ def test_evallog_counts_planned_tasks_times_attempts() -> None:
 def test_only_cube_status_json_marks_unfinished_episodes() -> None:
     cube = run_status(_row(framework="cube-harness", planned_tasks=10, unfinished_episodes=2))
     assert cube["status"] == "incomplete"
-    assert cube["status_note"] == ("incomplete: 10 of 10 planned samples (episodes 2 queued "
+    assert cube["run_status_note"] == ("incomplete: 10 of 10 planned samples (episodes 2 queued "
                                    "or running)")
     # SWE-bench's "incomplete" episodes are instances never submitted: failures, not a
     # run that stopped
@@ -62,7 +63,7 @@ def test_group_status_combines_experiments() -> None:
     b = run_status(_row(inspect_status="success", planned_tasks=10, episodes=10))
     both = group_status([a, b])
     assert both["status"] == "incomplete" and both["planned_samples"] == 90
-    assert both["status_note"] == ("1 of 2 experiments incomplete: 56 of 80 planned samples "
+    assert both["run_status_note"] == ("1 of 2 experiments incomplete: 56 of 80 planned samples "
                                    "(Inspect status started)")
     assert group_status([b])["status"] == "complete"
     assert group_status([])["status"] is None

@@ -144,7 +144,7 @@ def test_inspect_epochs_with_max_reducer_show_the_harness_headline(tmp_path: Pat
         assert store.ingest(log).rejected == 0
     res = ea.summary(db)
     (row,) = res.rows
-    assert row["success_rate"] == 0.5 and row["status"] == "complete"
+    assert row["success_rate"] == 0.5 and row["run_status"] == "complete"
     (head,) = row["published"]
     assert head["value"] == pytest.approx(0.8) and head["agrees"] is True
     assert head["differs_because"] == ("Inspect: max over 2 epochs, i.e. any success; "
@@ -167,8 +167,8 @@ def test_crashed_inspect_run_is_incomplete_with_planned_samples(tmp_path: Path,
     res = ea.summary(db)
     (row,) = res.rows
     assert row["episodes"] == 56 and row["planned_samples"] == 80
-    assert row["status"] == "incomplete"
-    assert row["status_note"] == "incomplete: 56 of 80 planned samples (Inspect status started)"
+    assert row["run_status"] == "incomplete"
+    assert row["run_status_note"] == "incomplete: 56 of 80 planned samples (Inspect status started)"
     assert row["sample_coverage"] == "56 / 80"
     assert any("did not finish" in n and "56 of 80" in n for n in res.notes)
     table = CliRunner().invoke(app, ["--db", str(db), "summary", "--format", "markdown"]).output
@@ -183,11 +183,11 @@ def test_journal_only_eval_and_cancelled_log_are_incomplete(tmp_path: Path,
         assert store.ingest(crashed, fixtures / "inspect" / POPULARITY_CANCELLED).rejected == 0
     rows = {r["agent"]: r for r in ea.summary(db).rows}
     j = rows["ollama/gemma3"]
-    assert j["status"] == "incomplete"
-    assert j["status_note"] == ("incomplete: Inspect status started, log rebuilt from "
+    assert j["run_status"] == "incomplete"
+    assert j["run_status_note"] == ("incomplete: Inspect status started, log rebuilt from "
                                 "_journal/, though all 1 planned samples ran")
     c = rows["openai/gpt-4o-mini"]
-    assert c["status_note"] == ("incomplete: Inspect status cancelled, though all 3 planned "
+    assert c["run_status_note"] == ("incomplete: Inspect status cancelled, though all 3 planned "
                                 "samples ran")
 
 
@@ -202,10 +202,10 @@ def test_evallog_with_fewer_episodes_than_planned_is_incomplete(tmp_path: Path) 
     with ea.open(db) as store:
         store.ingest(_jsonl(tmp_path / "e.jsonl", rows))
     rows_by = {r["agent"]: r for r in ea.summary(db).rows}
-    assert rows_by["solo"]["status_note"] == ("incomplete: 3 of 8 planned samples "
+    assert rows_by["solo"]["run_status_note"] == ("incomplete: 3 of 8 planned samples "
                                               "(4 tasks x 2 attempts)")
     assert rows_by["solo"]["planned_samples"] == 8
-    assert rows_by["full"]["status"] == "complete"
+    assert rows_by["full"]["run_status"] == "complete"
 
 
 def test_cube_running_episodes_make_the_run_incomplete(tmp_path: Path, fixtures: Path) -> None:
@@ -221,8 +221,8 @@ def test_cube_running_episodes_make_the_run_incomplete(tmp_path: Path, fixtures:
     with ea.open(db) as store:
         assert store.ingest(exp).rejected == 0
     (row,) = ea.summary(db).rows
-    assert row["status"] == "incomplete"
-    assert "episodes 1 queued or running" in row["status_note"]
+    assert row["run_status"] == "incomplete"
+    assert "episodes 1 queued or running" in row["run_status_note"]
 
 
 def test_swebench_claude_37_headline_differs_from_its_own_data(fixtures: Path,
@@ -245,3 +245,24 @@ def test_swebench_claude_37_headline_differs_from_its_own_data(fixtures: Path,
     assert "Published by the source vs recomputed by evalatlas (2 numbers)" in out
     assert "| Verified | reward | accuracy | 0.528 | 0.102 |" in out
     assert "| bash-only | reward | accuracy | 0.528 | 0.102 |" in out
+
+
+def test_compare_and_atlas_say_a_run_did_not_finish(tmp_path: Path, fixtures: Path) -> None:
+    outcomes = [["C", "I"] if i % 3 else ["I", "C"] for i in range(40)]
+    crash = write_json(derived_log(fixtures, samples=40, epochs=2, outcomes=outcomes,
+                                   status="started", done=56, run="crash"),
+                       tmp_path / "crash.json")
+    ok = derived_log(fixtures, samples=40, epochs=2, outcomes=outcomes, run="ok")
+    ok["eval"]["model"] = "openai/gpt-4o"  # another agent on the same task
+    ok = write_json(ok, tmp_path / "ok.json")
+    db = tmp_path / "ca.duckdb"
+    with ea.open(db) as store:
+        assert store.ingest(crash, ok).rejected == 0
+    cmp = ea.compare(db, "crash", "ok")
+    assert any("1 experiment(s) did not finish" in n and
+               "crash: incomplete: 56 of 80 planned samples" in n for n in cmp.notes)
+    out = CliRunner().invoke(app, ["--db", str(db), "compare", "crash", "ok"]).output
+    assert "incomplete: 56 of 80 planned samples" in " ".join(out.split())
+    from evalatlas.atlas.api import fit
+
+    assert any("did not finish" in n and "56 of 80" in n for n in fit(db).notes)

@@ -34,7 +34,7 @@ INSPECT_UNFINISHED = ("started", "error", "cancelled")
 
 def run_status(row: Mapping[str, Any]) -> dict[str, Any]:
     """``{"status": "complete"|"incomplete"|None, "planned_samples": int|None,
-    "observed_samples": int, "status_note": str|None}`` for one experiment.
+    "observed_samples": int, "run_status_note": str|None}`` for one experiment.
 
     ``row``: experiment_name, framework, planned_tasks, inspect_status, inspect_epochs,
     from_journal, episodes, max_attempt, unfinished_episodes, cancelled_episodes (the
@@ -42,7 +42,7 @@ def run_status(row: Mapping[str, Any]) -> dict[str, Any]:
     """
     episodes = int(row.get("episodes") or 0)
     out: dict[str, Any] = {"status": None, "planned_samples": None,
-                           "observed_samples": episodes, "status_note": None}
+                           "observed_samples": episodes, "run_status_note": None}
     if episodes == 0:
         return out
     tasks = row.get("planned_tasks")
@@ -59,7 +59,7 @@ def run_status(row: Mapping[str, Any]) -> dict[str, Any]:
             note = (f"incomplete: {why}, though all {planned} planned samples ran"
                     if planned is not None and episodes >= planned
                     else f"incomplete: {_of(episodes, planned)} ({why})")
-            out.update(status="incomplete", status_note=note)
+            out.update(status="incomplete", run_status_note=note)
         else:
             out["status"] = "complete"
         return out
@@ -75,11 +75,11 @@ def run_status(row: Mapping[str, Any]) -> dict[str, Any]:
         parts = [f"{n} {what}" for n, what in ((unfinished, "queued or running"),
                                                (cancelled, "cancelled")) if n]
         out.update(status="incomplete",
-                   status_note=f"incomplete: {_of(episodes, planned)} (episodes "
+                   run_status_note=f"incomplete: {_of(episodes, planned)} (episodes "
                                f"{' and '.join(parts)})")
     elif planned is not None and episodes < planned:
         out.update(status="incomplete",
-                   status_note=f"incomplete: {_of(episodes, planned)} ({tasks} tasks x "
+                   run_status_note=f"incomplete: {_of(episodes, planned)} ({tasks} tasks x "
                                f"{attempts} attempt{'s' if attempts > 1 else ''})")
     else:
         out["status"] = "complete"
@@ -109,8 +109,27 @@ def group_status(statuses: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         status = None
     note = None
     if bad:
-        note = "; ".join(s["status_note"] for s in bad)
+        note = "; ".join(s["run_status_note"] for s in bad)
         if len(items) > 1:
             note = f"{len(bad)} of {len(items)} experiments " + note
-    return {"status": status, "planned_samples": planned, "status_note": note,
+    return {"status": status, "planned_samples": planned, "run_status_note": note,
             "incomplete_experiments": len(bad)}
+
+
+def incomplete_note(catalog_rows: Iterable[Mapping[str, Any]], *,
+                    benchmark: Iterable[str] | None = None) -> list[str]:
+    """The sentence ``summary``, ``compare`` and ``atlas`` show about runs that did not
+    finish, over these rows of :func:`~evalatlas.store.catalog.experiment_catalog` (only
+    the ``benchmark`` ones when given, any case); empty when every run finished."""
+    benches = None if not benchmark else {b.casefold() for b in benchmark}
+    bad = []
+    for r in catalog_rows:
+        if benches is not None and str(r.get("benchmark")).casefold() not in benches:
+            continue
+        st = run_status(r)
+        if st["status"] == "incomplete":
+            bad.append(f"{r.get('experiment_name')}: {st['run_status_note']}")
+    if not bad:
+        return []
+    return [f"{len(bad)} experiment(s) did not finish, their numbers are over the samples "
+            "that ran: " + "; ".join(bad)]

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from evalatlas.analysis.failures import FailuresResult, item_verdict_rows
+from evalatlas.analysis.run_status import incomplete_note
 from evalatlas.atlas.adaptive import (
     ItemBank,
     ability,
@@ -31,6 +32,7 @@ from evalatlas.atlas.results import (
     NextTasksResult,
 )
 from evalatlas.store import atlas as atlas_store
+from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.db import Store
 
 Source = Store | str | Path | None
@@ -88,6 +90,8 @@ def fit(
             frame, dropped = _drop_tasks(frame, excluded)
             result = fit_episodes(frame, cell=cell, drift=drift, **kw)
             _note_excluded(result, excluded, dropped)
+            # a run that did not finish is in the matrix with the samples it has: say so
+            result.notes.extend(incomplete_note(experiment_catalog(store), benchmark=bench))
             if save:
                 atlas_store.save_fit(store, result.to_dict())
             return result

@@ -80,7 +80,7 @@ def compare_cmd(
         Col("cost_a", "cost/task A", lambda r: _money(r["cost_a"]), 5),
         Col("cost_b", "cost/task B", lambda r: _money(r["cost_b"]), 5.1),
     ]
-    sentences = result.sentences
+    sentences = [*result.sentences, *result.notes]  # notes: runs that did not finish
     if fmt is OutputFormat.table:
         render(rows, columns, fmt, schema="evalatlas.compare/1", title="Compare")
         for s in sentences:

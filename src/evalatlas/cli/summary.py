@@ -92,7 +92,7 @@ def _cost_ci(row: dict[str, Any], field: str) -> str:
 
 
 def _status(row: dict[str, Any]) -> str:
-    return row.get("status_note") or row.get("status") or "-"
+    return row.get("run_status_note") or row.get("run_status") or "-"
 
 
 def _published(row: dict[str, Any]) -> str:
@@ -167,7 +167,7 @@ def summary_cmd(
         except ValueError as exc:
             fail(str(exc))
     pct = f"{round(100 * confidence)}%"
-    incomplete = any(r.get("status") == "incomplete" for r in result.rows)
+    incomplete = any(r.get("run_status") == "incomplete" for r in result.rows)
     columns = [Col(g, g, None, 0, "name") for g in result.meta["group_by"]] + [
         Col("experiments", "exps", None, 11),
         Col("episodes", "episodes", None, 2),
@@ -193,7 +193,7 @@ def summary_cmd(
     ]
     if incomplete or fmt != OutputFormat.table:
         columns.insert(len(result.meta["group_by"]) + 1,
-                       Col("status", "run", _status, 1.2 if incomplete else 13))
+                       Col("run_status", "run", _status, 1.2 if incomplete else 13))
     text = render_result(result, columns, fmt, title="Summary")
     published = result.meta.get("published") or []
     if published and fmt in (OutputFormat.table, OutputFormat.markdown):

@@ -28,7 +28,7 @@ from evalatlas.analysis.published import (
     headlines,
     published_rows,
 )
-from evalatlas.analysis.run_status import group_status, run_status
+from evalatlas.analysis.run_status import group_status, incomplete_note, run_status
 from evalatlas.analysis.summary import (
     GROUP_KEY,
     SummaryResult,
@@ -162,7 +162,7 @@ def summary_of(
         exps = row.pop("_experiments")
         row.pop(GROUP_KEY)
         st = group_status([statuses[e] for e in exps if e in statuses])
-        row.update(status=st["status"], status_note=st["status_note"],
+        row.update(run_status=st["status"], run_status_note=st["run_status_note"],
                    planned_samples=st["planned_samples"])
         row["sample_coverage"] = (f"{row['episodes']} / {st['planned_samples']}"
                                   if st["planned_samples"]
@@ -185,12 +185,8 @@ def summary_of(
         result.notes.append(
             "agents that ran several benchmarks have one row per benchmark: success rates "
             "of different benchmarks are never pooled (benchmark= picks one)")
-    bad = [s for e, s in statuses.items() if s["status"] == "incomplete"
-           and (ids is None or e in set(ids))]
-    if bad:
-        result.notes.append(f"{len(bad)} experiment(s) did not finish, their rates are "
-                            "over the samples that ran: " + "; ".join(
-                                f"{s['name']}: {s['status_note']}" for s in bad))
+    result.notes.extend(incomplete_note([r for r in catalog
+                                         if ids is None or r["experiment_id"] in set(ids)]))
     result.notes.extend(coverage_notes(rows))
     result.meta["published"] = published
     note = disagreement_note(published)
@@ -198,3 +194,4 @@ def summary_of(
         result.notes.append(note)
     result.notes.extend(source_notes(store, ids))
     return result
+

@@ -134,7 +134,7 @@ def leaderboard_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
                                    else b["cost_per_success"])
         row["cost_per_success_ci_low"] = b.get("cost_per_success_ci_low")
         row["cost_per_success_ci_high"] = b.get("cost_per_success_ci_high")
-        row["run"] = s.get("status_note") or s.get("status") or ""
+        row["run"] = s.get("run_status_note") or s.get("run_status") or ""
         row["published"] = _published_text(s.get("published") or [])
         row["pareto"] = b["pareto"]
         rows.append(row)

@@ -290,8 +290,8 @@ def nonnegative_ratio_interval(
     Cost per episode is ``a`` = a task's summed cost, ``b`` = its episodes with a known
     cost; cost per success (cost of pass, Erol et al. 2025) is ``b`` = its successes.
     Every resampled ratio is >= 0, so the interval is inside [0, inf). ``estimate`` is
-    ``inf`` when ``sum(b) = 0`` but ``sum(a) > 0`` (spent, never succeeded); the high end is
-    None, with a reason, when more than ``(1 - confidence) / 2`` of the resamples have
+    ``inf`` when ``sum(b) = 0`` but ``sum(a) > 0`` (spent, never succeeded); no interval,
+    with a reason, when more than ``(1 - confidence) / 2`` of the resamples have
     ``sum(b) = 0`` (the upper bound is infinite). Clusters with ``a = b = 0`` still count
     as clusters (a task that was run). Fixed ``seed``: reports are reproducible.
     """
@@ -342,8 +342,8 @@ def nonnegative_ratio_interval(
     if lo == hi:
         return BoundedInterval(est, None, None, method, confidence, n, units,
                                "every task has the same ratio: no spread to estimate")
-    if not math.isfinite(hi):
-        return BoundedInterval(est, max(0.0, float(lo)), None, method, confidence, n, units,
+    if not math.isfinite(hi):  # no half intervals: both ends or neither
+        return BoundedInterval(est, None, None, method, confidence, n, units,
                                "the upper end is unbounded: too many resamples have no "
                                "success")
     return BoundedInterval(est, max(0.0, float(lo)), float(hi), method, confidence, n,
