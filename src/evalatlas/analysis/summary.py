@@ -11,9 +11,9 @@ Inputs are the grouped frames of :mod:`evalatlas.store.queries` and
   :func:`mean_with_interval` with ``clusters``): repeated attempts of one task are not
   independent, so this is the honest interval when tasks have several attempts;
 - mean reward with a task-clustered interval;
-- pass@k for the default k values of the group's fewest attempts per task
-  (:func:`default_k_values`) or the ks asked for, per task with the unbiased estimator
-  (:func:`pass_at_k_counts`) averaged over tasks with at least k attempts, each with an
+- pass@k for k = 1 .. the most scored attempts of a task, or the ks asked for, per task
+  with the unbiased estimator (:func:`pass_at_k_counts`) averaged over the tasks with at
+  least k scored attempts (``tasks`` of ``tasks_total``), each with an
   interval over tasks kept inside [0, 1] (:func:`bounded_mean_interval`);
 - cost: ``total_cost_usd`` sums the episodes whose cost is known and
   ``cost_unknown_episodes`` counts the others, so an unknown cost never reads as $0.
@@ -51,10 +51,20 @@ class SummaryResult(TableResult):
     [success_rate_ci_low, success_rate_ci_high] (Wilson), mean_reward [CI, tasks
     clustered], errors, errors_by_type, total_tokens, mean_tokens, total_cost_usd,
     cost_unknown_episodes, cost_computed_episodes, mean_wall_time_s; with one grouping key
-    also success_rate_se_clustered, success_rate_clustered_ci_low/high, min_attempts and
-    pass_at_k (``{k: {value, ci_low, ci_high, tasks}}``).
+    also success_rate_se_clustered, success_rate_clustered_ci_low/high, min_attempts,
+    pass_at_k and pass_hat_k (``{k: {value, ci_low, ci_high, tasks, tasks_total}}``: over
+    the ``tasks`` of ``tasks_total`` with at least k scored attempts), cost_per_episode and
+    cost_per_success with ``*_ci_low``/``*_ci_high`` (task-clustered bootstrap; ``inf``
+    cost per success when nothing succeeded). Composed rows
+    (:mod:`evalatlas.compose.summary`) also carry run_status (``complete``/``incomplete``/
+    None), run_status_note ("incomplete: 56 of 80 planned samples (...)"),
+    planned_samples, sample_coverage ("56 / 80" when short) and published (the source's
+    headline per experiment: source, board, metric, reducer, value, recomputed, agrees,
+    differs_because). Rows are ranked by success rate, ties by name; grouped by agent,
+    an agent that ran several benchmarks gets a row per benchmark (``benchmark`` first).
 
-    ``meta``: group_by, confidence, unknown_price_models.
+    ``meta``: group_by, confidence, unknown_price_models, outcome, missing, benchmark,
+    agent, published (every number the sources published, recomputed and checked).
     """
 
     SCHEMA: ClassVar[str] = "evalatlas.summary/1"
@@ -186,7 +196,8 @@ def outcome_rows(
     ``agent_k``, ``task``, ``n``, ``c`` sorted by group and agent).
 
     pass@k and pass^k are computed per (agent, task) from that agent's own attempts, then
-    averaged over tasks, for k = 1 .. the fewest attempts of a task (or ``ks``). A group
+    averaged over the tasks with at least k attempts, for k = 1 .. the most attempts of
+    a task (or ``ks``). A group
     holding several agents (``--by benchmark`` ...) gets none, with ``pass_at_k_note``
     saying why: pooling agents' episodes as attempts of one agent gives pass@64-style
     nonsense."""

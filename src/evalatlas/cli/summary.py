@@ -156,7 +156,9 @@ def summary_cmd(
 
     With one grouping key it also shows the success interval with tasks as clusters
     (repeated attempts of a task are not independent) and pass@k for the k values the
-    fewest attempts per task allow.
+    scored attempts allow, each over the tasks with at least k of them. Rows are ranked by
+    success rate; an agent that ran several benchmarks gets a row per benchmark; runs
+    that did not finish say so; the source's own headline is shown beside ours.
     """
     groups = [b.strip() for b in by.split(",") if b.strip()]
     with open_store(ctx, read_only=True, require_data=True) as store:
