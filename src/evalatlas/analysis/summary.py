@@ -38,7 +38,7 @@ from evalatlas.records.names import benchmark_tasks
 from evalatlas.stats.bounded import (
     bounded_interval_from_totals,
     bounded_mean_interval,
-    nonnegative_ratio_interval,
+    nonnegative_ratio_intervals,
 )
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.stats.standard_errors import clustered_mean_interval
@@ -308,9 +308,9 @@ def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dic
     for a, b in zip(np.concatenate(([0], change)), np.concatenate((change, [keys.size])),
                     strict=True):
         fields: dict[str, Any] = {}
-        for name, num, den in (("cost_per_episode", cost[a:b], n[a:b]),
-                               ("cost_per_success", cost_o[a:b], succ[a:b])):
-            iv = nonnegative_ratio_interval(num, den, confidence=confidence)
+        ivs = nonnegative_ratio_intervals([cost[a:b], cost_o[a:b]], [n[a:b], succ[a:b]],
+                                          confidence=confidence)
+        for name, iv in zip(("cost_per_episode", "cost_per_success"), ivs, strict=True):
             fields[name] = iv.estimate
             fields[f"{name}_ci_low"], fields[f"{name}_ci_high"] = iv.low, iv.high
             if iv.reason:
