@@ -138,9 +138,12 @@ def leaderboard_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
         row["published"] = _published_text(s.get("published") or [])
         row["pareto"] = b["pareto"]
         rows.append(row)
-    rows.sort(key=lambda r: (r["rank"] if r["rank"] is not None else 0,
-                             -(r["success_rate"] if isinstance(r["success_rate"], float | int)
-                               else -1), r["name"]))
+    if any(r["rank"] is not None for r in rows):
+        rows.sort(key=lambda r: (r["rank"] if r["rank"] is not None else 0,
+                                 -(r["success_rate"] if isinstance(r["success_rate"],
+                                                                   float | int)
+                                   else -1), r["name"]))
+    # else (no ranks: rows of several benchmarks) summary's order: by benchmark, then rate
     return rows
 
 
