@@ -447,3 +447,32 @@ def test_findings_round_trip_through_evallog_jsonl_and_parquet(demo: Path, tmp_p
         for k, f in back.items():
             assert f == want[k], (src.name, k)
         assert json.loads(got_cfg) == cfg, src.name
+
+
+def test_runner_episode_files_get_the_findings_too(tmp_path: Path) -> None:
+    """Episodes written by ``evalatlas run``: their episode_record.json is rewritten, so
+    a re-ingest of the run directory keeps the findings (as for the judges' scores)."""
+    db = tmp_path / "run.duckdb"
+    runs = tmp_path / "runs"
+    r = runner.invoke(app, ["--db", str(db), "run", "offline_qa", "--framework", "echo",
+                            "--output-dir", str(runs), "--skip-code-quality"])
+    assert r.exit_code == 0, r.output
+
+    def answer(req: dict[str, Any]) -> str:
+        return json.dumps({"difficulty": "easy", "feasible": True,
+                           "failure_category": "wrong_answer",
+                           "failure_root_cause": "It echoed the question.",
+                           "evidence": episode_of(req).get("agent_output", "")[:40]})
+
+    with FakeOpenAI(responder=answer) as srv:
+        r = _cli(db, srv, "--only", "all", "--format", "json")
+    assert r.exit_code == 0, r.output
+    n = json.loads(r.stdout)["rows"][0]["investigated"]
+    files = list(runs.rglob("episode_record.json"))
+    assert n == len(files) > 0
+    assert all(json.loads(f.read_text())["findings"]["failure_root_cause"]
+               == "It echoed the question." for f in files)
+    with ea.open(tmp_path / "again.duckdb") as s:
+        s.ingest(runs)
+        assert s.query("SELECT count(*) n FROM episodes WHERE findings IS NOT NULL"
+                       )[0]["n"] == n

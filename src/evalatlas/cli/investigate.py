@@ -99,8 +99,8 @@ def investigate_cmd(
 
     try:
         result = asyncio.run(go())
-    except (EvalAtlasError, ValueError) as exc:
-        fail(str(exc))
+    except (EvalAtlasError, ValueError, OSError) as exc:
+        fail(str(exc))  # findings answered before the error are stored
         return
     cols = [("model", "model"), ("investigated", "investigated"),
             ("not_investigated", "could not"), ("not_reached", "not reached (budget)"),

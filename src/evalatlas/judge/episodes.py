@@ -131,7 +131,7 @@ def apply_verdict(ep: EpisodeRecord, verdict: Any) -> EpisodeRecord:
     return EpisodeRecord.model_validate(data)
 
 
-def _episode_file(row: dict[str, Any]) -> Path | None:
+def episode_file(row: dict[str, Any]) -> Path | None:
     """The runner's ``episode_record.json`` of a stored episode, if it is on disk."""
     source = row.get("source_file")
     if not source:
@@ -177,7 +177,7 @@ async def judge_rows(store: Store, rows: list[dict[str, Any]], judge: JudgeClien
             new = apply_verdict(ep, verdict)
             counts["failed" if verdict.error else "judged"] += 1
             counts["cached"] += int(verdict.cached)
-            path = _episode_file(row) if row.get("x_framework") == "evalatlas-runner" else None
+            path = episode_file(row) if row.get("x_framework") == "evalatlas-runner" else None
             if path is not None:
                 atomic_write_text(path, record_json(new, indent=2))
             pending.append((new, row.get("source_file")))

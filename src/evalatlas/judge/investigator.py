@@ -33,12 +33,16 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from string import Template
 from typing import Any, ClassVar
 
 from evalatlas.analysis.failures import TAXONOMY
 from evalatlas.analysis.results import TableResult
 from evalatlas.judge.client import JudgeCall, JudgeClient, ValidationFailure
+from evalatlas.judge.episodes import episode_file
+from evalatlas.records.evallog import record_json
+from evalatlas.records.jsonio import atomic_write_text
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, UsageSummary
 from evalatlas.store.db import Store
 from evalatlas.store.findings import (
@@ -58,6 +62,9 @@ LAST_STEPS = 10
 """How many of the last steps or tool calls go into the prompt, where the format has them."""
 MAX_ROOT_CAUSE_CHARS = 400
 MAX_EVIDENCE_CHARS = 300
+RUNNER = "evalatlas-runner"
+"""Experiments written by ``evalatlas run``: their ``episode_record.json`` files are
+rewritten with the findings too, so a re-ingest or a resumed run keeps them."""
 STEP_KEYS = ("steps", "tool_calls", "messages", "trajectory")
 """``EpisodeRecord.extra`` keys that may hold a trajectory (a list) in some formats."""
 
@@ -324,11 +331,13 @@ async def investigate_rows(
     """Investigate ``rows`` (store rows of episodes) with up to the client's concurrency
     in flight, keeping to ``budget_usd``; findings are stored in batches of
     ``flush_every`` as they arrive (an interrupted run keeps what it paid for), and each
-    touched experiment gets ``investigator_llm_config``."""
+    touched experiment gets ``investigator_llm_config``. Episodes of ``evalatlas run``
+    also get their ``episode_record.json`` rewritten (as ``evalatlas judge`` does)."""
     model = client.config.model
     version = run.prompt_version
     when = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     pending_eps: list[tuple[EpisodeRecord, str | None]] = []
+    runner_files: list[tuple[Path, EpisodeRecord]] = []
     configured: set[str] = set()
     run.budget_usd = budget_usd
 
@@ -346,6 +355,9 @@ async def investigate_rows(
         write_investigated(store, pending_eps, exps)
         configured.update(new_ids)
         pending_eps.clear()
+        for path, ep in runner_files:  # after the store: the store is the record
+            atomic_write_text(path, record_json(ep, indent=2))
+        runner_files.clear()
 
     async def one(row: dict[str, Any]) -> tuple[dict[str, Any], EpisodeRecord, JudgeCall]:
         ep = episode_from_row(row)
@@ -402,6 +414,9 @@ async def investigate_rows(
                             f"{model!r} or no token counts from the server), so the "
                             f"budget ${budget_usd:g} cannot be kept")
                 pending_eps.append((new, row.get("source_file")))
+                path = episode_file(row) if row.get("x_framework") == RUNNER else None
+                if path is not None:
+                    runner_files.append((path, new))
                 if on_done is not None:
                     on_done()
                 if len(pending_eps) >= flush_every:

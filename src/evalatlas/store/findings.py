@@ -46,15 +46,15 @@ def select_for_investigation(store: Store, *, only: str = "failed",
                              agent: list[str] | None = None,
                              benchmark: list[str] | None = None) -> list[dict[str, Any]]:
     """Stored episodes to investigate, in key order (experiment, trajectory): whole rows
-    (``e.*``) plus ``x_agent`` (agent name), ``x_benchmark`` and ``investigated`` (the
-    episode already has findings). ``only="failed"`` keeps failed episodes
+    (``e.*``) plus ``x_agent`` (agent name), ``x_framework``, ``x_benchmark`` and
+    ``investigated`` (the episode already has findings). ``only="failed"`` keeps failed episodes
     (:data:`FAILED_SQL`); ``agent`` matches agent names or ids, ``benchmark`` names."""
     if only not in ONLY:
         raise ValueError(f"only must be one of {', '.join(ONLY)}, got {only!r}")
     where, params = _filters(agent, benchmark)
     if only == "failed":
         where.append(FAILED_SQL)
-    sql = ("SELECT e.*, x.agent_name AS x_agent, "
+    sql = ("SELECT e.*, x.agent_name AS x_agent, x.framework_name AS x_framework, "
            "coalesce(x.benchmark_name, '(unknown)') AS x_benchmark, "
            "e.findings IS NOT NULL AS investigated "
            "FROM episodes e LEFT JOIN experiments x USING (experiment_id) "
