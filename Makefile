@@ -36,6 +36,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_speedup.py
 	$(BIN)/python benchmarks/bench_codequality.py
 	$(BIN)/python benchmarks/bench_judge.py
+	$(BIN)/python benchmarks/bench_investigate.py
 	$(BIN)/python benchmarks/bench_report.py
 
 clean:
