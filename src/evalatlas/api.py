@@ -520,10 +520,9 @@ def failures(data: Data, by: str = "agent", *, benchmark: str | Sequence[str] | 
     failures were not investigated; the top root causes (near-duplicates grouped); the
     tasks judged infeasible and the *suspect* ones (infeasible in a majority of >= 3
     episodes by >= 2 agents). See :class:`evalatlas.analysis.failures.FailuresResult`."""
-    from evalatlas.analysis.failures import failures_result
+    from evalatlas.compose.failures import failures as compose_failures
     from evalatlas.errors import ArgumentError
     from evalatlas.stats.bounded import check_confidence
-    from evalatlas.store.findings import findings_rows
     from evalatlas.store.queries import group_expr
 
     try:
@@ -532,9 +531,9 @@ def failures(data: Data, by: str = "agent", *, benchmark: str | Sequence[str] | 
     except ValueError as exc:
         raise ArgumentError(str(exc).replace("grouping", "by")) from None
     with _store_of(data) as store:
-        rows = findings_rows(store, by=by, agent=_list_arg("agent", agent),
-                             benchmark=_list_arg("benchmark", benchmark))
-    return failures_result(rows, by=by, confidence=confidence)
+        return compose_failures(store, by=by, agent=_list_arg("agent", agent),
+                                benchmark=_list_arg("benchmark", benchmark),
+                                confidence=confidence)
 
 
 def load_scenario(scenario: str | Path) -> Scenario:

@@ -49,7 +49,7 @@ def test_json_envelope_is_the_api_result(tmp_path: Path) -> None:
         if x["share"] is not None:
             assert 0 <= x["ci_low"] <= x["share"] <= x["ci_high"] <= 1
     assert [t["task_id"] for t in out["suspect_tasks"]] == ["toy-013"]
-    assert "have no findings" in " ".join(out["notes"])
+    assert "have no failure category" in " ".join(out["notes"])
 
 
 def test_table_and_markdown_show_causes_and_suspects(tmp_path: Path) -> None:

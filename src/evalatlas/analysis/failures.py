@@ -239,6 +239,7 @@ class FailuresResult(TableResult):
     ``rows`` (:func:`category_shares`): ``group``, ``category``, ``failures``,
     ``investigated``, ``not_investigated``, ``episodes``, ``share``, ``ci_low``,
     ``ci_high``, ``interval_reason``. ``meta``: ``by``, ``confidence``, ``categories``,
+    ``investigated_episodes`` (episodes with findings, failed or not),
     ``root_causes`` (per group, the top groups of :func:`group_root_causes`),
     ``suspect_tasks``, ``infeasible_tasks`` and ``task_verdicts`` (:func:`task_verdicts`:
     the suspect tasks, those with an infeasible verdict, all with a verdict),
@@ -273,9 +274,11 @@ def failures_result(rows: Sequence[dict[str, Any]], *, by: str = "agent",
     if not groups:
         notes.append("No failed episode in the selection.")
     elif missing:
-        notes.append(f"{missing} failed episode(s) have no findings (not investigated, or "
-                     "the investigator's answer was unusable); shares are over investigated "
-                     "failures only. Run `evalatlas investigate` to fill them.")
+        notes.append(f"{missing} failed episode(s) have no failure category (not "
+                     "investigated, the investigator's answer was unusable, or findings "
+                     "from the harness without one); shares are over categorised failures "
+                     "only. `evalatlas investigate` fills them (`--reinvestigate` for "
+                     "findings that came without a category).")
     if groups:
         notes.append("Intervals are clustered by task (attempts of a task are not "
                      f"independent), {confidence:.0%} confidence.")
@@ -285,6 +288,7 @@ def failures_result(rows: Sequence[dict[str, Any]], *, by: str = "agent",
                      f">= {SUSPECT_MIN_EPISODES} episodes by >= {SUSPECT_MIN_AGENTS} agents; "
                      "`atlas fit --exclude-infeasible` leaves them out.")
     meta = {"by": by, "confidence": confidence, "categories": list(CATEGORIES),
+            "investigated_episodes": sum(1 for r in rows if r.get("investigated")),
             "root_causes": [{"group": g, "causes": c} for g, c in causes.items()],
             "suspect_tasks": suspect, "infeasible_tasks": tasks, "task_verdicts": verdicts,
             "suspect_rule": {"min_episodes": SUSPECT_MIN_EPISODES,

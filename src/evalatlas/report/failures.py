@@ -1,7 +1,7 @@
 """The report's "Why agents fail" view: the investigator's findings per agent.
 
-Data (:func:`failures_data`, from the same store query and analysis as ``evalatlas
-failures``, so the numbers are the command's) and views (:func:`failure_views`): a
+Data (:func:`failures_data`, from :func:`evalatlas.compose.failures.failures` as
+``evalatlas failures``, so the numbers are the command's) and views (:func:`failure_views`): a
 stacked bar per agent of the share of its investigated failures in each category, with
 the table of shares and intervals; and the tasks judged infeasible (suspect first) with
 the evidence quotes. Agent-produced strings (root causes, evidence) reach the page as
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evalatlas.analysis.failures import CATEGORIES, failures_result
+from evalatlas.analysis.failures import CATEGORIES
+from evalatlas.compose.failures import failures
 from evalatlas.report.specs import CONFIG, SCHEMA_URL
 from evalatlas.store.db import Store
-from evalatlas.store.findings import findings_rows
 
 TEXT_LIMIT = 240
 MAX_TASKS = 200
@@ -37,10 +37,9 @@ def failures_data(store: Store, experiment: Sequence[str] | None, confidence: fl
     """The view's data: ``shares`` (rows of ``evalatlas failures --format json`` with an
     episode in their category), ``tasks`` (the tasks judged infeasible, suspect first,
     with the first evidence quote and root cause), ``notes``; None without findings."""
-    rows = findings_rows(store, experiment=list(experiment) if experiment else None)
-    if not any(r["investigated"] for r in rows):
+    result = failures(store, experiment=experiment, confidence=confidence)
+    if not result.meta["investigated_episodes"]:
         return None
-    result = failures_result(rows, confidence=confidence)
     shares = [r for r in result.rows if r["episodes"]]
     tasks = []
     for t in result.meta["infeasible_tasks"][:MAX_TASKS]:

@@ -1,0 +1,23 @@
+"""Why agents fail, composed once for ``ea.failures``, ``evalatlas failures``, the report's
+"Why agents fail" view and ``atlas fit --exclude-infeasible`` (store -> the findings
+rows -> :func:`evalatlas.analysis.failures.failures_result`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evalatlas.analysis.failures import FailuresResult, failures_result
+from evalatlas.store.db import Store
+from evalatlas.store.findings import findings_rows
+
+
+def failures(store: Store, *, by: str = "agent", agent: Sequence[str] | None = None,
+             benchmark: Sequence[str] | None = None,
+             experiment: Sequence[str] | None = None,
+             confidence: float = 0.95) -> FailuresResult:
+    """The :class:`FailuresResult` of the store's failed and investigated episodes,
+    grouped by ``by`` and selected by agent, benchmark and experiment (ids or names)."""
+    rows = findings_rows(store, by=by, agent=list(agent) if agent else None,
+                         benchmark=list(benchmark) if benchmark else None,
+                         experiment=list(experiment) if experiment else None)
+    return failures_result(rows, by=by, confidence=confidence)
