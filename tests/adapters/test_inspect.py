@@ -461,3 +461,10 @@ def test_two_other_models_sum_into_one_judge_usage_without_a_model_name(tmp_path
     assert (j.model, j.prompt_tokens, j.completion_tokens, j.total_tokens) == \
         (None, 30, 5, 35)
     assert j.total_cost_usd is None  # one of the two has no cost: unknown, not 0.5
+
+
+def test_an_absent_or_null_epoch_is_epoch_1(tmp_path):
+    no_epoch = {k: v for k, v in _sample(1).items() if k != "epoch"}
+    _, eps, problems = _read(_json_log(tmp_path, [no_epoch, _sample(2, None)]))
+    assert problems == [] and sorted((e.task_id, e.attempt) for e in eps) == [("1", 0),
+                                                                              ("2", 0)]

@@ -804,7 +804,9 @@ def sample_key(sample: dict[str, Any], path: Path, record: str) -> tuple[str, in
     ``epoch: int`` counted from 1 (absent: 1). An object as id, or an epoch ``"2"``,
     ``true`` or 0 is refused: read as epoch 1 it would overwrite the real epoch-1
     sample."""
-    sid, epoch = sample.get("id"), sample.get("epoch", 1)
+    sid, epoch = sample.get("id"), sample.get("epoch")
+    if epoch is None:  # absent (a .json log's full sample may leave it out): epoch 1
+        epoch = 1
     if type(epoch) is int and epoch >= 1:
         if type(sid) is str and sid:
             return sid, epoch

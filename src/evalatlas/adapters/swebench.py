@@ -73,7 +73,7 @@ from typing import Any
 import yaml
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
-from evalatlas.adapters.coerce import Fields, describe
+from evalatlas.adapters.coerce import Fields, describe, number, or_none
 from evalatlas.errors import InputError, Problem
 from evalatlas.records.ids import experiment_id_for
 from evalatlas.records.jsonio import read_json_file
@@ -123,10 +123,10 @@ def _leaderboard_published(entries: dict[str, Any]) -> list[PublishedMetric]:
     fraction, rounded to 0.1 points upstream) for ``summary`` to recompute (issue 10)."""
     out = []
     for board, entry in sorted(entries.items()):
-        pct = entry.get("resolved") if isinstance(entry, dict) else None
-        if isinstance(pct, int | float) and not isinstance(pct, bool):
+        pct = or_none(number, entry.get("resolved")) if isinstance(entry, dict) else None
+        if pct is not None:  # the one coercion rule: a boolean or a string is no share
             out.append(PublishedMetric(source="swe-bench leaderboard", metric="accuracy",
-                                       value=float(pct) / 100, score="reward", name=board,
+                                       value=pct / 100, score="reward", name=board,
                                        params={"tolerance": 0.0005}))
     return out
 
