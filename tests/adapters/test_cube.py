@@ -88,3 +88,24 @@ def test_summary_stats_map_to_usage(tmp_path: Path) -> None:
         100, 20, 120, 50, 5, 0.01, 2)
     assert eps[0].tool_names == ["click", "type"]
     assert (eps[0].n_agent_steps, eps[0].n_env_steps) == (2, 3)
+
+
+def test_wrong_types_in_episode_metadata_quarantine_that_episode(tmp_path, fixtures):
+    """Found by mutating the fixture (issue 28 point 1): a list as ``metadata``, a number
+    as ``reward_info``, a string token count; each was an AttributeError for the whole
+    directory."""
+    for change, field in (({"metadata": [1]}, "metadata"),
+                          ({"reward_info": 2.5}, "reward_info"),
+                          ({"summary_stats": {"prompt_tokens": "12"}},
+                           "summary_stats.prompt_tokens")):
+        root = tmp_path / field
+        shutil.copytree(fixtures / "cube" / "xray" / "v2_no_status", root)
+        meta = root / "episodes" / "task_1_ep0" / "episode.metadata.json"
+        doc = json.loads(meta.read_text())
+        doc.update(change)
+        meta.write_text(json.dumps(doc))
+        items = list(read_experiment_dir(root))
+        assert isinstance(items[0], ExperimentRecord)
+        problems = [i for i in items if isinstance(i, Problem)]
+        assert [(p.field, p.file) for p in problems] == [(field, str(meta))], field
+        assert "Error" not in problems[0].reason

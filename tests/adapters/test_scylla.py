@@ -218,3 +218,31 @@ def test_not_a_scylla_dir(tmp_path: Path) -> None:
     (tmp_path / "T0" / "00").mkdir(parents=True)
     assert not ADAPTER.detect(tmp_path)
     assert not ADAPTER.detect(DRYRUN)
+
+
+def test_wrong_types_in_judges_and_config_never_crash(tmp_path, fixtures):
+    """Found by mutating the fixture (issue 28 point 1): ``models`` an object,
+    ``criteria_scores`` a string, a ``judge_number`` that is an object. Each was a
+    crash of the whole directory; now the run is read, the bad value missing."""
+    import shutil
+    root = tmp_path / "dryrun"
+    shutil.copytree(fixtures / "scylla" / "dryrun", root)
+    cfg = root / "raw" / "config" / "experiment.json"
+    doc = json.loads(cfg.read_text())
+    doc["models"] = {"a": 1}
+    cfg.write_text(json.dumps(doc))
+    rr = root / "raw" / "T2" / "01" / "run_01" / "run_result.json"
+    doc = json.loads(rr.read_text())
+    if isinstance(doc.get("judges"), list) and len(doc["judges"]) > 1:
+        doc["judges"][1]["judge_number"] = {"a": 1}
+    rr.write_text(json.dumps(doc))
+    jm = next((root / "raw" / "T2" / "01" / "run_01" / "judge").glob("judge_*/judgment.json"))
+    doc = json.loads(jm.read_text())
+    doc["criteria_scores"] = "x"
+    jm.write_text(json.dumps(doc))
+    items = list(read_scylla_dir(root / "raw"))
+    episodes = [i for i in items if isinstance(i, EpisodeRecord)]
+    assert episodes and not [i for i in items if isinstance(i, Problem)
+                             and "Error" in i.reason]
+    run = next(e for e in episodes if e.trajectory_id.startswith("T2-01-run_01"))
+    assert any(k.endswith("criteria_scores") for k in run.extra["coercion_notes"])

@@ -244,7 +244,7 @@ class Fields:
             raise self.error(field, f"required field is missing ({what})")
         return value
 
-    def mapping(self, x: Any, field: str) -> dict[str, Any]:
+    def mapping(self, x: Any, field: str, *, strict: bool | None = None) -> dict[str, Any]:
         """An object (``{}`` when absent); any other type is refused (strict) or missing
         with a note (lenient)."""
         if x is None:
@@ -252,7 +252,7 @@ class Fields:
         if isinstance(x, dict):
             return x
         reason = f"{describe(x)}, expected an object"
-        if self.strict:
+        if self.strict if strict is None else strict:
             raise self.error(field, reason)
         self.notes[field] = f"{reason}; missing"
         return {}

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item
+from evalatlas.adapters.coerce import Fields
 from evalatlas.errors import InputError, Problem
 from evalatlas.records.evallog import (
     EPISODE_FILE,
@@ -91,34 +92,41 @@ def episode_from_trajectory(
         loaded = read_json_file(ep_dir / STATUS_FILE)
         if isinstance(loaded, dict):
             status = loaded
-    md = meta.get("metadata") or {}
-    stats = meta.get("summary_stats") or {}
-    reward_info = meta.get("reward_info") or {}
-    reward = reward_info.get("reward")
-    if reward is None:
-        reward = stats.get("final_reward")
-    if reward is None:
-        reward = status.get("reward")
     traj_id = str(meta.get("id") or ep_dir.name)
+    # the one coercion rule (adapters/coerce.py): a wrong type quarantines the episode
+    # naming the field, a negative count is missing with a note
+    f = Fields(meta_path, traj_id)
+    md = f.mapping(meta.get("metadata"), "metadata")
+    stats = f.mapping(meta.get("summary_stats"), "summary_stats")
+    reward_info = f.mapping(meta.get("reward_info"), "reward_info")
+    reward = f.number(reward_info.get("reward"), "reward_info.reward")
+    if reward is None:
+        reward = f.number(stats.get("final_reward"), "summary_stats.final_reward")
+    if reward is None:
+        reward = f.number(status.get("reward"), "status.json reward")
     if reward is None:
         raise InputError.at(meta_path, "no reward in reward_info, summary_stats or status.json",
                             field="reward_info.reward", record=traj_id)
-    start, end = meta.get("start_time"), meta.get("end_time")
+    start = f.number(meta.get("start_time"), "start_time")
+    end = f.number(meta.get("end_time"), "end_time")
     if start is None and end is None and status:
-        start, end = status.get("started_at"), status.get("ended_at")
-    wall = end - start if isinstance(start, int | float) and isinstance(end, int | float) else None
+        start = f.number(status.get("started_at"), "status.json started_at")
+        end = f.number(status.get("ended_at"), "status.json ended_at")
+    wall = end - start if start is not None and end is not None else None
     attempt: int | None = status.get("episode_id") if isinstance(
         status.get("episode_id"), int) else None
     if attempt is None:
         m = _EP_INDEX.search(traj_id)
         attempt = int(m.group(1)) if m else None
     usage = {
-        "prompt_tokens": stats.get("prompt_tokens"),
-        "completion_tokens": stats.get("completion_tokens"),
-        "cached_tokens": stats.get("cached_tokens"),
-        "cache_creation_tokens": stats.get("cache_creation_tokens"),
-        "total_cost_usd": stats.get("cost"),
-        "n_llm_calls": stats.get("total_llm_calls"),
+        "prompt_tokens": f.count(stats.get("prompt_tokens"), "summary_stats.prompt_tokens"),
+        "completion_tokens": f.count(stats.get("completion_tokens"),
+                                     "summary_stats.completion_tokens"),
+        "cached_tokens": f.count(stats.get("cached_tokens"), "summary_stats.cached_tokens"),
+        "cache_creation_tokens": f.count(stats.get("cache_creation_tokens"),
+                                         "summary_stats.cache_creation_tokens"),
+        "total_cost_usd": f.amount(stats.get("cost"), "summary_stats.cost"),
+        "n_llm_calls": f.count(stats.get("total_llm_calls"), "summary_stats.total_llm_calls"),
     }
     raw_status = status.get("status")
     extra: dict[str, Any] = {}
@@ -134,15 +142,15 @@ def episode_from_trajectory(
         "error_type": status.get("error_type"),
         "error_message": status.get("error_message"),
         "n_steps": _count_steps(ep_dir),
-        "n_agent_steps": stats.get("n_agent_steps"),
-        "n_env_steps": stats.get("n_env_steps"),
+        "n_agent_steps": f.count(stats.get("n_agent_steps"), "summary_stats.n_agent_steps"),
+        "n_env_steps": f.count(stats.get("n_env_steps"), "summary_stats.n_env_steps"),
         "wall_time_s": wall,
         "usage": {k: v for k, v in usage.items() if v is not None},
         "trajectory_id": traj_id,
         "timestamp": start,
         "attempt": attempt,
         "status": CUBE_STATUS_MAP.get(str(raw_status), "completed") if raw_status else "completed",
-        "extra": extra,
+        "extra": f.attach(extra),
     }
     return parse_record(EpisodeRecord, data, file=str(meta_path), record=traj_id)
 
@@ -181,8 +189,11 @@ def read_experiment_dir(root: Path) -> Iterator[Item]:
             meta = d / METADATA_FILE
             if meta.is_file():
                 try:
-                    md = (read_json_file(meta) or {}).get("metadata") or {}
-                except (InputError, AttributeError):
+                    doc = read_json_file(meta)
+                except InputError:
+                    continue
+                md = doc.get("metadata") if isinstance(doc, dict) else None
+                if not isinstance(md, dict):
                     continue
                 if md.get("agent_name"):
                     agents.add(str(md["agent_name"]))

@@ -124,8 +124,9 @@ def _judges(run_dir: Path, run_result: dict[str, Any], f: Fields) -> list[dict[s
     score that is not a number is missing with a note (``f``)."""
     out: list[dict[str, Any]] = []
     judge_root = run_dir / "judge"
-    listed = {j.get("judge_number"): j for j in run_result.get("judges") or []
-              if isinstance(j, dict)}
+    judges = run_result.get("judges")
+    listed = {j.get("judge_number"): j for j in (judges if isinstance(judges, list) else [])
+              if isinstance(j, dict) and isinstance(j.get("judge_number"), int | str | None)}
     if judge_root.is_dir():
         for jdir in sorted(judge_root.glob("judge_*")):
             jm = _maybe_obj(jdir / "judgment.json")
@@ -143,7 +144,9 @@ def _judges(run_dir: Path, run_result: dict[str, Any], f: Fields) -> list[dict[s
                 "passed": jm.get("passed") if isinstance(jm.get("passed"), bool) else None,
                 "grade": jm.get("grade"),
                 "is_valid": jm.get("is_valid", True) is not False,
-                "impl_rate": judge_impl_rate(jm.get("criteria_scores") or {}),
+                "impl_rate": judge_impl_rate(f.mapping(
+                    jm.get("criteria_scores"), f"judge_{number}.criteria_scores",
+                    strict=False)),
             })
     if not out:
         for j in listed.values():
@@ -318,7 +321,9 @@ def read_scylla_dir(root: Path) -> Iterator[Item]:
     exp_label = _experiment_label(root, config)
     test_id = str((config or {}).get("experiment_id") or re.sub(
         r"^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-", "", exp_label))
-    models = (config or {}).get("models") or []
+    models = (config or {}).get("models")
+    if not isinstance(models, list):
+        models = []
     default_model = models[0] if len(models) == 1 and isinstance(models[0], str) else None
     judge_models = [m for m in (config or {}).get("judge_models") or [] if isinstance(m, str)]
     tier_root = _tier_root(root)
