@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evalatlas.analysis.compare import CompareResult, compare_sides
 from evalatlas.analysis.frameworks import FrameworkData, group_records
-from evalatlas.analysis.gate import GatePlanResult, GateResult, gate_sides, plan_sides
+from evalatlas.analysis.gate import (
+    GatePlanResult,
+    GateResult,
+    check_gate_arguments,
+    gate_sides,
+    plan_sides,
+)
 from evalatlas.analysis.results import QuarantineResult
 from evalatlas.analysis.run_status import incomplete_note
 from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult, speedup_result, task_payloads
@@ -344,6 +350,7 @@ def gate(
     :func:`compare`; ``baseline_data`` reads the baseline from another store (default:
     ``data``). ``result.verdict`` is pass, regression or inconclusive;
     ``result.exit_code()`` the CLI's."""
+    check_gate_arguments(metric=metric, max_drop=max_drop, alpha=alpha, by=by, power=power)
     with _store_of(data) as store:
         cand_side = resolve(store, candidate)
         cand = load_gate_side(store, cand_side)

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import evalatlas as ea
 from evalatlas.cli.main import app
+from evalatlas.errors import ArgumentError
 
 runner = CliRunner()
 GEMINI = "20251118_mini-v1.15.0_gemini-3-pro-preview-20251118"
@@ -29,10 +30,10 @@ def _write(path: Path, agent: str, bench: str, outcomes: dict[str, list[int]],
               "benchmark_name": bench,
               "benchmark_subset": {"name": bench, "n_tasks": len(outcomes)}}]
     t = start
-    for task, outs in outcomes.items():
+    for n, (task, outs) in enumerate(outcomes.items()):
         for i, o in enumerate(outs):
             t += 1
-            lines.append({"experiment_id": exp, "trajectory_id": f"{agent}-{task}-{i}",
+            lines.append({"experiment_id": exp, "trajectory_id": f"{agent}-{n}-{i}",
                           "task_id": task, "attempt": i, "success": bool(o),
                           "reward": float(o), "timestamp": t})
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
@@ -101,6 +102,11 @@ def test_api_matches_cli(db: Path) -> None:
     assert isinstance(result, ea.GateResult) and result.verdict == "regression"
     _, out, _ = _invoke(db, "gate", "--baseline", "base", "--candidate", "cand", "-f", "json")
     assert json.loads(out) == json.loads(json.dumps(result.to_dict()))
+    # argument errors name the argument in API words, before any store is read
+    with pytest.raises(ArgumentError, match="metric must be one of success, reward"):
+        ea.gate(db, "base", "cand", metric="pass")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="drop must be a fraction"):
+        ea.gate_plan(db, "base", drop=3)
 
 
 def test_pass_exit_zero_and_table_fits_80_columns(db: Path) -> None:
@@ -268,3 +274,26 @@ def test_real_swebench_verified_fixture(fixtures: Path, tmp_path: Path) -> None:
     assert row["p_value"] == pytest.approx(p, rel=1e-12)
     assert code == (1 if p < 0.05 else 0)
     assert 0 < row["mde"] < 0.2 and row["diff_ci_low"] < -0.036 < row["diff_ci_high"]
+
+
+def test_hostile_task_ids_cannot_inject(tmp_path: Path) -> None:
+    """A task id carrying a terminal escape, a newline with a workflow command and XML
+    markup: shown as text in every format, never obeyed."""
+    evil = "t\x1b]0;pwned\x07\n::error::fake <x/>&"
+    files = [_write(tmp_path / "a.jsonl", "b", "x", {evil: [1], "ok": [1]}),
+             _write(tmp_path / "b.jsonl", "c", "x", {evil: [0], "ok": [1]})]
+    db = tmp_path / "s.duckdb"
+    assert runner.invoke(app, ["--db", str(db), "ingest", *map(str, files)]).exit_code == 0
+    _, gh, _ = _invoke(db, "gate", "--baseline", "b", "--candidate", "c", "-f", "github")
+    assert "\x1b" not in gh and "\x07" not in gh
+    assert not any(line.startswith("::error::fake") for line in gh.splitlines())
+    assert all(line.startswith(("::notice", "::warning", "::error title=")) for line in
+               gh.splitlines())
+    _, xml, _ = _invoke(db, "gate", "--baseline", "b", "--candidate", "c", "-f", "junit")
+    root = ET.fromstring(xml.encode())  # still well-formed
+    assert "<x/>" in root.find(".//system-out").text  # markup kept as text
+    _, md, _ = _invoke(db, "gate", "--baseline", "b", "--candidate", "c", "-f", "markdown")
+    assert "\x1b" not in md and "<x/>" not in md
+    res = runner.invoke(app, ["--db", str(db), "gate", "--baseline", "b", "--candidate",
+                              "c"])
+    assert "\x1b" not in res.stdout
