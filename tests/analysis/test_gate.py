@@ -59,14 +59,16 @@ def _null_and_power(seed: int, n_tasks: int, max_attempts: int, sims: int
     rng = np.random.default_rng(seed)
     alarms, mdes = 0, []
     for _ in range(sims):
-        p = rng.beta(2, 1.5, n_tasks)  # heterogeneous: mean 0.57, tasks from 0 to 1
+        # heterogeneous: from 0.3 to 1 (mean 0.7), none so low that a drop of the mde
+        # would be cut at 0 (the true mean drop is then exactly the mde)
+        p = 0.3 + 0.7 * rng.beta(2, 1.5, n_tasks)
         verdict, row = _verdict(*_suite(rng, p, max_attempts=max_attempts))
         alarms += verdict == "regression"
         mdes.append(row["mde"])
     mde = float(np.median(mdes))
     hits = 0
     for _ in range(sims):
-        p = rng.beta(2, 1.5, n_tasks)
+        p = 0.3 + 0.7 * rng.beta(2, 1.5, n_tasks)
         verdict, _ = _verdict(*_suite(rng, p, drop=mde, max_attempts=max_attempts))
         hits += verdict == "regression"
     return alarms / sims, mde, hits / sims

@@ -112,6 +112,15 @@ def test_mcnemar_power_by_enumeration() -> None:
     assert mcnemar_drop_power(n, psi, delta) == pytest.approx(total, rel=1e-9)
 
 
+def test_mcnemar_power_with_the_baseline_rate() -> None:
+    """A uniform drop from p = 0.6 by 0.25 makes a task discordant with probability
+    2 (0.6)(0.4) + 0.25 (2 (0.6) - 1) = 0.53 (not the 0.48 seen with no drop)."""
+    assert mcnemar_drop_power(80, 0.48, 0.25, baseline_rate=0.6) == pytest.approx(
+        mcnemar_drop_power(80, 0.53, 0.25), rel=1e-12)
+    assert mcnemar_drop_power(80, 0.48, 0.25, baseline_rate=0.6) < mcnemar_drop_power(
+        80, 0.48, 0.25)
+
+
 def test_detectable_drop_discordance_uses_exact_mcnemar_power() -> None:
     psi, n = 0.2, 150
     delta = detectable_drop(n, discordance=psi)

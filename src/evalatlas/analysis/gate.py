@@ -224,7 +224,8 @@ def paired_numbers(
         b = int(np.sum((vb == 1) & (vc == 0)))
         c = int(np.sum((vb == 0) & (vc == 1)))
         row["discordant_baseline_only"], row["discordant_candidate_only"] = b, c
-        row["mde"] = detectable_drop(n, alpha=alpha, power=power, discordance=(b + c) / n)
+        row["mde"] = detectable_drop(n, alpha=alpha, power=power, discordance=(b + c) / n,
+                                     baseline_rate=float(vb.mean()))
     elif n >= 2:
         row["mde"] = detectable_drop(
             n, alpha=alpha, power=power, variance=float(d.var(ddof=1)),
@@ -456,8 +457,13 @@ def plan_sides(
     rows = []
     for k in sorted({1, 2, 3, 5, 10, chosen}):
         var, eff = uniform_drop_variance(rates, n_obs, drop, k)
-        need = (tasks_for_drop(eff, alpha=alpha, power=power, variance=var, attempts=k)
-                if eff > 0 else None)
+        if eff <= 0:
+            need = None
+        elif k == 1:  # the gate's test is then exact McNemar; psi = E[d^2] = Var + drop^2
+            need = tasks_for_drop(eff, alpha=alpha, power=power, discordance=min(
+                1.0, var + eff * eff))
+        else:
+            need = tasks_for_drop(eff, alpha=alpha, power=power, variance=var, attempts=k)
         rows.append({"attempts_per_task": k, "tasks_needed": need,
                      "episodes": None if need is None else 2 * k * need,
                      "variance": var, "effective_drop": eff})

@@ -188,21 +188,30 @@ def _mcnemar_critical(m: int, alpha: float) -> int:
     return int(k[ok[0]]) if ok.size else m + 1
 
 
-def mcnemar_drop_power(n: int, discordance: float, drop: float, alpha: float = 0.05
-                       ) -> float:
+def mcnemar_drop_power(n: int, discordance: float, drop: float, alpha: float = 0.05,
+                       baseline_rate: float | None = None) -> float:
     """Exact power of the one-sided exact McNemar test (:func:`mcnemar_drop_pvalue`) with
     ``n`` tasks against a drop ``drop``, the discordant share being ``discordance``.
 
     Unconditional on the number of discordant pairs (Suissa & Shuster 1991, Stat. Med.
-    10:1941): ``M ~ Binomial(n, psi)`` with ``psi = max(discordance, drop)``; given
-    ``M = m``, the baseline-only count is ``Binomial(m, (psi + drop) / (2 psi))`` and the
-    test rejects from ``k_m``, the exact critical value at ``alpha``; power ``= sum_m
-    P[M = m] P[B >= k_m]`` (``P[B >= k] = I_pi(k, m - k + 1)``). Unlike Connor's normal
-    formula it counts the exact test's discreteness, which costs power at small counts.
+    10:1941): ``M ~ Binomial(n, psi)``; given ``M = m``, the baseline-only count is
+    ``Binomial(m, (psi + drop) / (2 psi))`` and the test rejects from ``k_m``, the exact
+    critical value at ``alpha``; power ``= sum_m P[M = m] P[B >= k_m]`` (``P[B >= k] =
+    I_pi(k, m - k + 1)``). Unlike Connor's normal formula it counts the exact test's
+    discreteness, which costs power at small counts.
+
+    ``psi``: ``discordance`` as given (the share under the drop), or, with
+    ``baseline_rate`` (``discordance`` then observed with no drop), the share a uniform
+    drop makes: a task at ``p`` falling to ``p - drop`` is discordant with probability
+    ``2p(1-p) + drop (2p - 1)``, so ``psi = discordance + drop (2 pbar - 1)``; always in
+    ``[drop, 1]``.
     """
     from scipy.special import betainc, gammaln
 
-    psi = max(float(discordance), float(drop))
+    psi = float(discordance)
+    if baseline_rate is not None:
+        psi += float(drop) * (2 * float(baseline_rate) - 1)
+    psi = min(1.0, max(psi, float(drop)))
     if n < 1 or psi <= 0 or drop <= 0:
         return 0.0 if drop > 0 else alpha
     pi = min(1.0, (psi + drop) / (2 * psi))
@@ -224,10 +233,10 @@ def mcnemar_drop_power(n: int, discordance: float, drop: float, alpha: float = 0
 
 @lru_cache(maxsize=4096)
 def _mcnemar_detectable(n: int, discordance: float, alpha: float, power: float,
-                        top: float) -> float | None:
+                        top: float, baseline_rate: float | None) -> float | None:
     """:func:`detectable_drop` for the exact McNemar test (cached: a gate, or a
     simulation, sees the same task and discordant counts again and again)."""
-    if mcnemar_drop_power(n, discordance, top, alpha) < power:
+    if mcnemar_drop_power(n, discordance, top, alpha, baseline_rate) < power:
         return None
     # bracket from the normal formula (the exact test needs a little more), then bisect
     lo_d, hi_d = 0.0, top
@@ -235,11 +244,11 @@ def _mcnemar_detectable(n: int, discordance: float, alpha: float, power: float,
                              limit=top)
     if normal is not None:
         guess = min(top, 1.5 * normal)
-        if mcnemar_drop_power(n, discordance, guess, alpha) >= power:
+        if mcnemar_drop_power(n, discordance, guess, alpha, baseline_rate) >= power:
             hi_d = guess
     for _ in range(30):
         mid = (lo_d + hi_d) / 2
-        if mcnemar_drop_power(n, discordance, mid, alpha) >= power:
+        if mcnemar_drop_power(n, discordance, mid, alpha, baseline_rate) >= power:
             hi_d = mid
         else:
             lo_d = mid
@@ -256,6 +265,7 @@ def detectable_drop(
     attempts: float = 1.0,
     margin: float = 0.0,
     limit: float | None = 1.0,
+    baseline_rate: float | None = None,
 ) -> float | None:
     """The drop (``margin`` included) that ``n`` paired tasks detect with ``power`` at
     one-sided ``alpha``: the minimum detectable effect, as a positive fraction.
@@ -273,7 +283,9 @@ def detectable_drop(
     bisection on its exact power (:func:`mcnemar_drop_power`); Connor's (1987, Biometrics
     43:207) normal formula ``n = (z_a sqrt(psi) + z_b sqrt(psi - delta^2))^2 / delta^2``
     (the same large-sample form) overstates the exact test's power by several points at a
-    few hundred tasks.
+    few hundred tasks. ``baseline_rate`` (the baseline's success rate): the discordant
+    share grows under a uniform drop (:func:`mcnemar_drop_power`); without it, it stays
+    at ``discordance``.
 
     E.g. ``n = 100``, ``variance = 0.1``, ``alpha = 0.05``: ``10 delta = 1.645 sqrt(0.1 +
     delta^2) + 0.842 sqrt(0.1)`` gives ``delta = 0.0803``.
@@ -290,8 +302,10 @@ def detectable_drop(
     if discordance is not None:
         if margin:
             raise ValueError("discordance (the McNemar case) needs margin = 0")
-        return _mcnemar_detectable(int(n), float(discordance), float(alpha), float(power),
-                                   1.0 if limit is None else float(limit))
+        return _mcnemar_detectable(
+            int(n), float(discordance), float(alpha), float(power),
+            1.0 if limit is None else float(limit),
+            None if baseline_rate is None else float(baseline_rate))
     hi = (limit - margin) if limit is not None else max(1.0, 10 * math.sqrt(variance or 1))
     if hi <= 0:
         return None
