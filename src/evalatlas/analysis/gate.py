@@ -229,8 +229,9 @@ def paired_numbers(
     elif n >= 2:
         row["mde"] = detectable_drop(
             n, alpha=alpha, power=power, variance=float(d.var(ddof=1)),
-            attempts=float(np.mean(cand_attempts)), margin=max_drop,
-            limit=1.0 if bounded else None)
+            attempts=float(1 / np.mean(1 / np.asarray(cand_attempts, dtype=float))),
+            margin=max_drop, limit=1.0 if bounded else None,
+            baseline_rate=float(vb.mean()) if metric == "success" else None)
     else:
         row["mde"] = None
     if sequential:

@@ -134,16 +134,20 @@ def _z(alpha: float, power: float) -> tuple[float, float]:
     return nd.inv_cdf(1 - alpha), nd.inv_cdf(power)
 
 
-def _second_moment(variance: float | None, discordance: float | None, attempts: float
+def _second_moment(variance: float | None, discordance: float | None, attempts: float,
+                   baseline_rate: float | None = None, margin: float = 0.0
                    ) -> Callable[[float], tuple[float, float]]:
     """``delta -> (E[x^2], Var(x))`` under a drop ``delta`` beyond the margin.
 
     Discordance form (one binary attempt a side, Connor 1987): the discordant share
     ``psi`` stays fixed, ``E[x^2] = psi``, ``Var = psi - delta^2``, with ``psi >= delta``
     (a drop of ``delta`` needs that many discordant pairs). Variance form: ``Var(d)``
-    stays fixed, at least ``delta (1 - delta) / attempts`` (a drop of ``delta`` on a task
-    solved every time makes its candidate proportion vary by that much), and
-    ``E[x^2] = Var + delta^2``."""
+    plus, with ``baseline_rate`` (success rates), what a uniform drop ``D = margin +
+    delta`` adds to the candidate's binomial variance: a task at ``p`` falling to ``p - D``
+    has ``q(1-q) = p(1-p) + D (2p - 1) - D^2``, so ``Var(d)`` grows by ``(D (2 pbar - 1) -
+    D^2) / attempts`` (``attempts``: the candidate's attempts per task, harmonic mean);
+    at least ``delta (1 - delta) / attempts`` (a drop of ``delta`` on a task solved every
+    time makes its candidate proportion vary by that much); ``E[x^2] = Var + delta^2``."""
     if discordance is not None:
         if not 0 <= discordance <= 1:
             raise ValueError(f"discordance must lie in [0, 1], got {discordance!r}")
@@ -160,7 +164,11 @@ def _second_moment(variance: float | None, discordance: float | None, attempts: 
 
     def by_variance(delta: float) -> tuple[float, float]:
         floor = delta * (1 - delta) / attempts if delta < 1 else 0.0
-        var = max(variance, floor)
+        grow = 0.0
+        if baseline_rate is not None:
+            drop = margin + delta
+            grow = (drop * (2 * baseline_rate - 1) - drop * drop) / attempts
+        var = max(variance + grow, floor, 0.0)
         return var + delta * delta, var
 
     return by_variance
@@ -283,9 +291,9 @@ def detectable_drop(
     bisection on its exact power (:func:`mcnemar_drop_power`); Connor's (1987, Biometrics
     43:207) normal formula ``n = (z_a sqrt(psi) + z_b sqrt(psi - delta^2))^2 / delta^2``
     (the same large-sample form) overstates the exact test's power by several points at a
-    few hundred tasks. ``baseline_rate`` (the baseline's success rate): the discordant
-    share grows under a uniform drop (:func:`mcnemar_drop_power`); without it, it stays
-    at ``discordance``.
+    few hundred tasks. ``baseline_rate`` (the baseline's success rate, for rates only):
+    under a uniform drop the discordant share grows (:func:`mcnemar_drop_power`), and so
+    does ``Var(d)`` (:func:`_second_moment`); without it both stay as observed.
 
     E.g. ``n = 100``, ``variance = 0.1``, ``alpha = 0.05``: ``10 delta = 1.645 sqrt(0.1 +
     delta^2) + 0.842 sqrt(0.1)`` gives ``delta = 0.0803``.
@@ -298,7 +306,7 @@ def detectable_drop(
         return None
     if not math.isfinite(margin) or margin < 0:
         raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
-    moments = _second_moment(variance, discordance, attempts)
+    moments = _second_moment(variance, discordance, attempts, baseline_rate, margin)
     if discordance is not None:
         if margin:
             raise ValueError("discordance (the McNemar case) needs margin = 0")
@@ -333,6 +341,7 @@ def tasks_for_drop(
     discordance: float | None = None,
     attempts: float = 1.0,
     margin: float = 0.0,
+    baseline_rate: float | None = None,
 ) -> int:
     """Paired tasks needed to detect a drop ``drop`` (``> margin``) with ``power`` at one-sided
     ``alpha``: ``ceil(((z_{1-alpha} sqrt(E[x^2]) + z_power sd(x)) / delta)^2)`` with
@@ -346,7 +355,8 @@ def tasks_for_drop(
     delta = drop - margin
     if not math.isfinite(delta) or delta <= 0:
         raise ValueError(f"drop must exceed the margin ({margin:g}), got {drop!r}")
-    second, var = _second_moment(variance, discordance, attempts)(delta)
+    second, var = _second_moment(variance, discordance, attempts, baseline_rate,
+                                 margin)(delta)
     n = max(1, math.ceil(((za * math.sqrt(second) + zb * math.sqrt(var)) / delta) ** 2 - 1e-9))
     if discordance is None:
         return n
