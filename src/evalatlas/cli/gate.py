@@ -38,7 +38,8 @@ class PlanFormat(StrEnum):
 gate_app = typer.Typer(
     help="Fail a CI build only when the candidate is really worse than the baseline "
     "(paired one-sided tests, Holm across benchmarks, minimum detectable drop); "
-    "`gate plan` sizes a suite.",
+    "`gate plan` sizes a suite.\n\nExit codes: 0 pass, 1 regression, 2 usage or data "
+    "error, 3 inconclusive with --fail-inconclusive. Guide: docs/ci-gate.md.",
     no_args_is_help=False, pretty_exceptions_enable=False)
 
 
