@@ -184,3 +184,94 @@ def _add_test_helper_dirs() -> None:
 
 
 _add_test_helper_dirs()
+
+
+# -- disks that fail: a full tmpfs, a read-only mount, a folder only root may write ------
+# (tests/test_safe_write.py, tests/cli/test_writes.py, tests/store/test_disk_faults.py)
+
+def _root_mount(*args: str) -> str | None:
+    """Run mount(8); None when it worked, else why not (not root, no mount permission)."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        return "mounting a test file system needs root (CI runs as root)"
+    try:
+        out = subprocess.run(["mount", *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"mount is not available: {exc}"
+    return None if out.returncode == 0 else f"mount failed: {out.stderr.strip()}"
+
+
+def _umount(path: Path) -> None:
+    import subprocess
+
+    subprocess.run(["umount", "-l", str(path)], capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A factory of tmpfs mounts of a given size (``small_tmpfs("1m")``), unmounted after
+    the test: a real full disk (ENOSPC). Skipped with the reason where mounting is not
+    possible; the injected-OSError tests cover those machines."""
+    mounted: list[Path] = []
+
+    def make(size: str = "1m", name: str = "tmpfs") -> Path:
+        mnt = tmp_path / name
+        mnt.mkdir()
+        why = _root_mount("-t", "tmpfs", "-o", f"size={size},mode=0777", "tmpfs", str(mnt))
+        if why:
+            pytest.skip(why)
+        mounted.append(mnt)
+        return mnt
+
+    yield make
+    for m in reversed(mounted):
+        _umount(m)
+
+
+@pytest.fixture
+def read_only_mount(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A factory that remounts a folder read-only in place (a bind mount): a read-only
+    file system, even for root."""
+    mounted: list[Path] = []
+
+    def make(folder: Path) -> Path:
+        why = _root_mount("--bind", str(folder), str(folder))
+        if why:
+            pytest.skip(why)
+        mounted.append(folder)
+        why = _root_mount("-o", "remount,ro,bind", str(folder))
+        if why:
+            pytest.skip(why)
+        return folder
+
+    yield make
+    for m in reversed(mounted):
+        _umount(m)
+
+
+@pytest.fixture
+def as_nobody():  # type: ignore[no-untyped-def]
+    """``(folder, run)``: a scratch folder every user can read, and ``run(args, **kw)``
+    running a command as the unprivileged user ``nobody`` (setpriv), so a folder's
+    permissions apply (root ignores them). Skipped with the reason where privileges
+    cannot be dropped."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("dropping privileges needs root and setpriv (CI runs as root)")
+    folder = Path(tempfile.mkdtemp(prefix="evalatlas-nobody-"))
+    folder.chmod(0o755)
+
+    def run(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "HOME": str(folder)}
+        return subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup",
+                               "--clear-groups", *args], capture_output=True, text=True,
+                              env=env, timeout=300, **kw)  # type: ignore[call-overload]
+
+    yield folder, run
+    shutil.rmtree(folder, ignore_errors=True)

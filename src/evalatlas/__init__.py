@@ -25,6 +25,8 @@ from evalatlas._version import __version__
 _LAZY: dict[str, str] = {
     # the store and the analyses (evalatlas.api glues store/ and analysis/)
     "open": "evalatlas.api",
+    "set_default_wait": "evalatlas.api",
+    "store_error": "evalatlas.api",
     "Store": "evalatlas.api",
     "summary": "evalatlas.api",
     "compare": "evalatlas.api",
@@ -94,11 +96,14 @@ _LAZY: dict[str, str] = {
     "EvalAtlasError": "evalatlas.errors",
     "InputError": "evalatlas.errors",
     "Problem": "evalatlas.errors",
+    "StoreError": "evalatlas.errors",
+    "OutputError": "evalatlas.errors",
+    "ArgumentError": "evalatlas.errors",
 }
 
 # Subpackages reachable as attributes (``ea.atlas.fit(...)``, ``ea.report``): their
 # owners add their public names to __all__ below.
-_SUBMODULES = ("atlas", "report")
+_SUBMODULES = ("atlas", "report", "safe_write", "interrupts")
 
 __all__ = [
     "CODE_QUALITY_FRAMEWORKS",
@@ -123,6 +128,7 @@ __all__ = [
     "JudgeClient",
     "JudgeConfig",
     "Measurement",
+    "OutputError",
     "PriceResult",
     "Problem",
     "QuarantineResult",
@@ -132,6 +138,7 @@ __all__ = [
     "SpeedupDetail",
     "SpeedupResult",
     "Store",
+    "StoreError",
     "SummaryResult",
     "TableResult",
     "TierReport",
@@ -148,6 +155,7 @@ __all__ = [
     "framework_data",
     "gate",
     "gate_plan",
+    "interrupts",
     "investigate",
     "judge_answer",
     "judge_episodes",
@@ -161,8 +169,11 @@ __all__ = [
     "read_framework_results",
     "record_schemas",
     "run",
+    "safe_write",
+    "set_default_wait",
     "speedup_detail",
     "speedups",
+    "store_error",
     "summary",
     "tiers",
     "validate_eee",
@@ -210,13 +221,15 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         open,
         read_framework_results,
         run,
+        set_default_wait,
         speedup_detail,
         speedups,
+        store_error,
         summary,
         tiers,
         validate_eee,
     )
-    from evalatlas.errors import EvalAtlasError, InputError, Problem
+    from evalatlas.errors import EvalAtlasError, InputError, OutputError, Problem, StoreError
     from evalatlas.judge.answer import judge_answer
     from evalatlas.judge.client import JudgeClient, JudgeConfig
     from evalatlas.judge.investigator import InvestigateResult

@@ -47,6 +47,7 @@ from evalatlas.store.gate import load_gate_side
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
 from evalatlas.store.queries import (
     OUTCOMES,
+    clear_quarantine_rows,
     quarantine_rows,
     unmatched_experiments,
 )
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 
     from evalatlas.adapters.frameworks import Scenario
     from evalatlas.analysis.failures import FailuresResult
-    from evalatlas.errors import Problem
+    from evalatlas.errors import Problem, StoreError
     from evalatlas.exports.eee import EeeExport
     from evalatlas.judge.client import JudgeClient
     from evalatlas.judge.investigator import InvestigateResult
@@ -204,15 +205,55 @@ class Store(_db.Store):
         rows, total = quarantine_rows(self, source=source, limit=limit)
         return QuarantineResult(rows=rows, meta={"total": total})
 
+    def clear_quarantined(self, *, source: str | None = None) -> int:
+        """Delete quarantine rows: all, or those of files whose path contains ``source``
+        (as :meth:`quarantine` selects them); returns how many (``evalatlas quarantine
+        --clear``). A file ingested again re-reports its problems."""
+        if source is not None and not isinstance(source, str):
+            from evalatlas.errors import ArgumentError
+
+            raise ArgumentError(f"source must be a string or None, got {source!r}")
+        return clear_quarantine_rows(self, source=source)
+
 
 def open(path: str | Path | None = None, *, read_only: bool = False,
-         wait: float = 0.0) -> Store:
+         wait: float | None = None, create: bool = True) -> Store:
     """Open (or create) a store: ``path``, else ``$EVALATLAS_DB``, else
     ``./evalatlas.duckdb``; ``":memory:"`` for one that lives as long as the object.
-    ``wait``: seconds to keep retrying while another process holds the write lock.
-    Errors (damaged file, lock held) are :class:`evalatlas.EvalAtlasError` naming the
-    file and the fix."""
-    return Store(path, read_only=read_only, wait=wait)
+    ``wait``: seconds to keep retrying while another process holds the lock (None: the
+    process default, see :func:`set_default_wait`). ``create=False``: a missing store is
+    an error and nothing is created; a new store's folder must exist. Errors (damaged
+    file, lock held, read-only or full disk) are :class:`evalatlas.StoreError` naming
+    the file and the fix."""
+    return Store(path, read_only=read_only, wait=wait, create=create)
+
+
+def set_default_wait(seconds: float) -> None:
+    """Every store opened later in this process (reading or writing) retries a lock
+    held by another process for ``seconds`` unless its opener passes ``wait`` (the CLI's
+    ``--wait``). Readers retry; they do not read a copy."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not \
+            seconds >= 0:
+        from evalatlas.errors import ArgumentError
+
+        raise ArgumentError(f"seconds must be a number >= 0, got {seconds!r}")
+    _db.set_default_wait(seconds)
+
+
+def store_error(exc: BaseException, path: str | Path | None = None) -> StoreError:
+    """The one-line :class:`evalatlas.StoreError` for a DuckDB error met while using the
+    store at ``path`` (default as :func:`open`): damaged (the same line whether met at
+    open or in a query), its disk full or read-only, or the query's first line."""
+    from evalatlas.errors import StoreError
+    from evalatlas.safe_write import errno_in_text
+
+    where = _db.resolve_db_path(path)
+    if _db.is_damage(exc):
+        return StoreError(_db.damaged_message(where, exc))
+    if isinstance(exc, OSError) or errno_in_text(str(exc)) is not None:
+        return StoreError(_db.write_error_message(where, exc))
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StoreError(f"store {where}: {first}")
 
 
 def configure_prices(price_file: str | Path | None = None,

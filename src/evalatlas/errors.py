@@ -83,3 +83,13 @@ class ArgumentError(EvalAtlasError, ValueError):
     that already catch ``ValueError`` keep working. Messages name the argument in API
     words (``by``, ``experiment``), never a CLI flag, and say what would be accepted.
     """
+
+
+class OutputError(EvalAtlasError):
+    """A file or folder evalatlas was asked to write cannot be written; the message is one
+    line naming the path and the reason (see :mod:`evalatlas.safe_write`)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C's ``KeyboardInterrupt`` so the same clean-up runs
+    (transactions rolled back, temporary files removed); the CLI exits with 143."""

@@ -121,6 +121,16 @@ def markdown_table(headers: list[str], rows: list[list[str]], *,
             *(line(r, escape) for r in rows)]
 
 
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.])-(0(?:\.0+)?)(?![\w.])")
+
+
+def no_negative_zero(text: str) -> str:
+    """``text`` with every number that reads as a negative zero (``-0.0``, ``-0``, as
+    ``f"{-0.0001:+.1f}"`` gives) written without its sign: a difference that rounds to
+    zero is zero, not a loss. Numbers are matched whole (``-0.05`` and ``x-0`` stay)."""
+    return _NEGATIVE_ZERO.sub(r"\1", text)
+
+
 def fmt_value(value: Any, digits: int = 3) -> str:
     """Human formatting for tables and for sentences in result notes (one formatter, so a
     note reads like the table beside it): missing as "-", floats to ``digits`` places."""
@@ -133,6 +143,8 @@ def fmt_value(value: Any, digits: int = 3) -> str:
             return "-"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
+        if value == 0:
+            value = 0.0  # -0.0 prints as 0.000
         if value != 0 and abs(value) < 10 ** -digits:
             return f"{value:.2e}"
         return f"{value:,.{digits}f}"

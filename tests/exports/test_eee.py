@@ -33,6 +33,7 @@ TS = "1800000000"
 
 def _export(tmp_path: Path, paths: list[Path], **kw: Any) -> tuple[Path, EeeExport]:
     out = tmp_path / "eee"
+    tmp_path.mkdir(exist_ok=True)  # evalatlas creates no parent folders (safe_write)
     with Store(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, paths)
         assert rep.rejected == 0
@@ -186,6 +187,7 @@ def test_single_episode_has_no_interval_and_no_nan(tmp_path: Path) -> None:
 
 def test_experiment_filter(tmp_path: Path) -> None:
     out = tmp_path / "eee"
+    tmp_path.mkdir(exist_ok=True)  # evalatlas creates no parent folders (safe_write)
     with Store(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [EXAMPLES])
         result = export_eee(store, out, ["tiny-mini-toybench"], retrieved_timestamp=TS)

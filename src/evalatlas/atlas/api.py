@@ -41,7 +41,7 @@ Source = Store | str | Path | None
 def _open(source: Source, *, read_only: bool) -> tuple[Store, bool]:
     if isinstance(source, Store):
         return source, False
-    return Store(source, read_only=read_only), True
+    return Store(source, read_only=read_only, create=False), True
 
 
 def _bench(benchmark: list[str] | str | None) -> list[str] | None:

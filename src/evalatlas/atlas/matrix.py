@@ -81,6 +81,7 @@ class ResponseMatrix:
         CSV (formulas neutralised, CR/LF quoted, credentials in names redacted). Returns
         the number of cells written (``evalatlas atlas matrix -o``)."""
         from evalatlas.records.redact import redact_text
+        from evalatlas.safe_write import open_output, temp_path
         from evalatlas.text import csv_line
 
         path = Path(path)
@@ -90,10 +91,11 @@ class ResponseMatrix:
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            pq.write_table(pa.Table.from_pylist(rows) if rows else pa.table(
-                {c: pa.array([], pa.string()) for c in cols}), path)
+            with temp_path(path) as tmp:  # whole or not at all (evalatlas.safe_write)
+                pq.write_table(pa.Table.from_pylist(rows) if rows else pa.table(
+                    {c: pa.array([], pa.string()) for c in cols}), tmp)
             return len(rows)
-        with path.open("w", newline="", encoding="utf-8") as fh:
+        with open_output(path, newline="") as fh:
             fh.write(csv_line(cols))
             for r in rows:
                 fh.write(csv_line(redact_text(r[k]) if isinstance(r[k], str) else r[k]

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from evalatlas import EvalAtlasError
-from evalatlas.cli.render import OutputFormat, safe_text
+from evalatlas.cli.render import TABLE_AS_TEXT, OutputFormat, safe_text
 
 if TYPE_CHECKING:
     from evalatlas import Store
@@ -22,8 +22,20 @@ FormatOption = Annotated[
     OutputFormat,
     typer.Option("--format", "-f", help="Output format: table, json, csv or markdown."),
 ]
+def _output_given(value: Path | None) -> Path | None:
+    """``-o FILE``: checked before the work (:func:`check_output`), and a table is then
+    rendered as text into the file (:data:`evalatlas.cli.render.TABLE_AS_TEXT`) instead of
+    being printed and the option ignored."""
+    if value is not None and str(value) != "-":
+        check_output(value)
+        TABLE_AS_TEXT.set(True)
+    return value
+
+
 OutputOption = Annotated[
-    Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+    Path | None, typer.Option("--output", "-o", callback=_output_given,
+                              help="Write to this file instead of stdout (a table as plain "
+                              "text).")
 ]
 
 
@@ -35,19 +47,20 @@ def db_path(ctx: typer.Context) -> Path | None:
 
 
 def open_store(ctx: typer.Context, *, read_only: bool = False,
-               require_data: bool = False) -> Store:
+               require_data: bool = False, create: bool = False) -> Store:
     """Open the store named by ``--db``; a clear one-line error instead of a traceback.
 
     ``require_data``: a store that exists but holds no episodes or measurements is an
-    error saying so and how to ingest, instead of an empty table. Writers wait up to the
-    global ``--wait SECONDS`` for another process's lock: the one place every writing
-    command (ingest, judge, run ...) gets that option from."""
+    error saying so and how to ingest, instead of an empty table. ``create``: only the
+    commands that add data (ingest, run) create a missing store; for any other it is an
+    error and no file is made. Readers and writers alike wait up to the global ``--wait
+    SECONDS`` for another process's lock (they retry; no copy is read)."""
     from evalatlas import open as open_db  # loaded by commands that open a store only
 
     obj = ctx.find_root().obj or ctx.obj or {}
-    wait = 0.0 if read_only else float(obj.get("wait") or 0.0)
+    wait = float(obj.get("wait") or 0.0)
     try:
-        store = open_db(db_path(ctx), read_only=read_only, wait=wait)
+        store = open_db(db_path(ctx), read_only=read_only, wait=wait, create=create)
     except EvalAtlasError as exc:
         fail(str(exc))
         raise  # unreachable, for type checkers
@@ -67,12 +80,47 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def check_output(output: Path | None) -> None:
+    """Fail before the work when ``output`` cannot be written (a folder, a missing or
+    read-only parent folder): :func:`evalatlas.safe_write.check_file`."""
+    if output is None:
+        return
+    from evalatlas import OutputError, safe_write
+
+    try:
+        safe_write.check_file(output)
+    except OutputError as exc:
+        fail(str(exc))
+
+
+def check_folder(folder: Path) -> None:
+    """Fail before the work when ``folder`` cannot be an output folder (a file, or its
+    parent folder missing or read-only): :func:`evalatlas.safe_write.check_folder`."""
+    from evalatlas import OutputError, safe_write
+
+    try:
+        safe_write.check_folder(folder)
+    except OutputError as exc:
+        fail(str(exc))
+
+
+def write_output(output: Path, text: str) -> None:
+    """Write ``text`` to ``output`` whole (:mod:`evalatlas.safe_write`: temporary file and
+    rename, devices and ``-`` streamed), or fail with one line."""
+    from evalatlas import OutputError, safe_write
+
+    try:
+        safe_write.write_text(output, text)
+    except OutputError as exc:
+        fail(str(exc))
+
+
 def emit(text: str | None, output: Path | None = None) -> None:
     """Write rendered text to ``output`` or stdout (tables are already printed)."""
     if text is None:
         return
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
+    if output is not None and str(output) != "-":
+        write_output(output, text)
         err_console.print(f"wrote {output}", markup=False, highlight=False)
     else:
         typer.echo(text, nl=False)

@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 
 from evalatlas import Store, validate_eee
-from evalatlas.cli.common import console, fail, open_store
+from evalatlas.cli.common import (
+    check_folder,
+    check_output,
+    console,
+    err_console,
+    fail,
+    open_store,
+)
 from evalatlas.cli.render import safe_text
 
 export_app = typer.Typer(help="Export the store (seed JSONL, Parquet, Every Eval Ever).",
@@ -23,10 +30,14 @@ def jsonl_cmd(
         "--experiment", "-e", help="Only these experiments (id or name).")] = None,
 ) -> None:
     """Experiment records, then one self-contained EpisodeRecord per line (the seed's ATLAS
-    submission file), then measurements; `ingest` of the file rebuilds the same store."""
+    submission file), then measurements; `ingest` of the file rebuilds the same store.
+    '-' writes to stdout; a device (or pipe) is streamed to."""
+    check_output(path)
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
         n = store.export_jsonl(path, experiment)
-    console.print(f"wrote {n:,} episode records to {path}", highlight=False, markup=False)
+    (err_console if str(path) == "-" else console).print(
+        f"wrote {n:,} episode records to {'stdout' if str(path) == '-' else path}",
+        highlight=False, markup=False)
 
 
 @export_app.command("parquet")
@@ -35,6 +46,7 @@ def parquet_cmd(
     directory: Annotated[Path, typer.Argument(help="Output directory.")],
 ) -> None:
     """Every store table as <table>.parquet, readable by pandas, Spark, Trino, DuckDB."""
+    check_folder(directory)
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
         counts = store.export_parquet(directory)
     for table, n in counts.items():
@@ -65,6 +77,7 @@ def eee_cmd(
     """
     if relationship not in Store.EEE_RELATIONSHIPS:
         fail(f"--relationship must be one of {', '.join(Store.EEE_RELATIONSHIPS)}")
+    check_folder(directory)
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
         result = store.export_eee(directory, experiment, organization=organization,
                                   relationship=relationship)

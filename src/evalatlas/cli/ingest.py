@@ -52,12 +52,15 @@ def ingest(
     """Ingest evaluation outputs into the store (idempotent, transactional, streaming)."""
     if unknown_model_cost not in ("none", "zero"):
         fail("--unknown-model-cost must be 'none' or 'zero'")
+    for p in paths:  # a typo creates no store (ingest itself checks every named path)
+        if str(p) != "-" and not p.exists() and not p.is_symlink():
+            fail(f"{p}: no such file or folder (nothing was ingested)")
     if prices is not None:
         try:
             configure_prices(prices)
         except (EvalAtlasError, OSError, ValueError) as exc:
             fail(str(exc))
-    with open_store(ctx) as store:
+    with open_store(ctx, create=True) as store:
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       TextColumn("{task.completed:,} records"), TimeElapsedColumn(),
                       console=err_console, transient=True,

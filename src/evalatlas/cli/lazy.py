@@ -25,7 +25,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-NOT_COMMANDS = {"main", "render", "common", "lazy"}
+NOT_COMMANDS = {"main", "render", "common", "lazy", "guard"}
 """Modules of this package that are not command modules."""
 
 _PACKAGE = "evalatlas.cli"
@@ -220,6 +220,14 @@ class LazyGroup(TyperGroup):
             if real is not None:
                 cmd = real
         return name, cmd, rest
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command with signals handled and no traceback reaching the user
+        (:mod:`evalatlas.cli.guard`)."""
+        from evalatlas.cli.guard import guarded
+
+        with guarded(ctx):
+            return super().invoke(ctx)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         return super().parse_args(ctx, self.hoist_global_options(ctx, list(args)))

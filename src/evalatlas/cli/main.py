@@ -52,10 +52,15 @@ def _root(
     wait: Annotated[
         float, typer.Option("--wait", min=0, envvar="EVALATLAS_WAIT",
                             help="Seconds to keep retrying while another process holds "
-                            "the store's write lock (commands that write the store).")
+                            "the store's lock (every command that opens the store, "
+                            "reading or writing).")
     ] = 0.0,
 ) -> None:
     ctx.obj = {"db": db, "wait": wait}
+    if wait:  # every store this process opens, also through the API (atlas ...)
+        from evalatlas import set_default_wait
+
+        set_default_wait(wait)
 
 
 def main() -> None:

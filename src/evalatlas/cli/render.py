@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
@@ -27,6 +28,7 @@ from evalatlas.text import (
     json_text_safe,
     markdown_table,
     md_escape,
+    no_negative_zero,
     terminal_safe,
 )
 
@@ -78,6 +80,8 @@ def _cells(rows: Sequence[dict[str, Any]], columns: Sequence[Column]) -> list[li
         for i, spec in enumerate(columns):
             col = as_col(spec, i)
             text = col.format(row) if col.format else fmt_value(row.get(col.key))
+            if col.kind == "text":  # numbers live here; names and paths stay as written
+                text = no_negative_zero(text)
             cells.append(_clean(text))
         out.append(cells)
     return out
@@ -98,6 +102,12 @@ def _clean(text: str) -> str:
 # ---------------------------------------------------------------------------- layout
 
 ELLIPSIS = "…"
+
+TABLE_AS_TEXT: ContextVar[bool] = ContextVar("evalatlas_table_as_text", default=False)
+"""Set for a command given ``-o FILE``: :func:`render` returns a table as plain text (for
+the file) instead of printing it. Reset around every command (:mod:`evalatlas.cli.guard`)."""
+FILE_WIDTH = 240
+"""Width of a table written to a file: wide enough that no column is hidden."""
 _SEPARATORS = "-_/:.@ "
 MIN_READABLE = 4
 """No shown column is narrower than this many characters."""
@@ -257,7 +267,8 @@ def render(
     console: Any | None = None,
     notes: Sequence[str] = (),
 ) -> str | None:
-    """Render ``rows``; for ``table`` print to ``console`` and return None, else return text."""
+    """Render ``rows``; for ``table`` print to ``console`` and return None (or, under
+    ``-o FILE``, return the table as plain text), else return text."""
     fmt = OutputFormat(fmt)
     if fmt is OutputFormat.json:
         env = {"schema": schema, **(meta or {}), "rows": [json_safe(dict(r)) for r in rows]}
@@ -287,6 +298,15 @@ def render(
         for n in notes:
             lines += ["", md_escape(_clean(n))]
         return "\n".join(lines) + "\n"
+    if TABLE_AS_TEXT.get():  # -o FILE: the table as plain text, every column kept
+        import io
+
+        from rich.console import Console
+
+        buf = io.StringIO()
+        _print_table(cells, cols, title, notes, Console(file=buf, width=FILE_WIDTH,
+                                                         color_system=None))
+        return buf.getvalue()
     _print_table(cells, cols, title, notes, console)
     return None
 
@@ -317,4 +337,6 @@ def _csv_value(v: Any) -> Any:
     CR/LF): nested values as JSON text."""
     if isinstance(v, dict | list):
         return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, float) and v == 0:
+        return 0.0  # never -0.0 in a spreadsheet
     return v

@@ -9,7 +9,14 @@ from typing import Annotated
 
 import typer
 
-from evalatlas.cli.common import err_console, fail, open_store
+from evalatlas.cli.common import (
+    check_folder,
+    check_output,
+    err_console,
+    fail,
+    open_store,
+    write_output,
+)
 
 
 class ReportFormat(StrEnum):
@@ -46,6 +53,9 @@ def report_cmd(
         fail("--by takes one grouping key for the report")
     if not 0 < confidence < 1:
         fail("--confidence must be in (0, 1)")
+    check_output(output)  # before the work: a bad path fails at once, nothing written
+    if static is not None:
+        check_folder(static)
     with open_store(ctx, read_only=True, require_data=True) as store:
         try:
             report = build_report(store, title=title, by=by, experiment=experiment,
@@ -72,8 +82,8 @@ def report_cmd(
     if str(target) == "-":
         typer.echo(text, nl=False)
         return
-    target.write_text(text, encoding="utf-8")
-    size = target.stat().st_size
+    write_output(target, text)  # whole or not at all (evalatlas.safe_write)
+    size = len(text.encode("utf-8"))
     err_console.print(f"wrote {target} ({size / 1024:,.0f} KiB, {len(report.views)} views)",
                       markup=False, highlight=False)
 

@@ -107,7 +107,7 @@ def run_cmd(
         try:
             if no_store:
                 return await run(scen, handle, **options)
-            with open_store(ctx) as store:
+            with open_store(ctx, create=True) as store:
                 return await run(scen, handle, store=store, **options)
         finally:
             if judge is not None:

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from evalatlas import record_schemas
+from evalatlas import OutputError, record_schemas, safe_write
+from evalatlas.cli.common import fail
 
 
 def schema_cmd(
@@ -23,10 +24,13 @@ def schema_cmd(
             typer.echo(f"unknown record {name!r}; known: {', '.join(schemas)}", err=True)
             raise typer.Exit(2)
         schemas = {name: schemas[name]}
-    if write is not None:
-        write.mkdir(parents=True, exist_ok=True)
-        for n, s in schemas.items():
-            (write / f"{n}.schema.json").write_text(json.dumps(s, indent=2) + "\n")
+    if write is not None:  # the folder is made if its parent exists; files whole
+        try:
+            safe_write.make_folder(write)
+            for n, s in schemas.items():
+                safe_write.write_text(write / f"{n}.schema.json", json.dumps(s, indent=2) + "\n")
+        except OutputError as exc:
+            fail(str(exc))
         typer.echo(f"wrote {len(schemas)} schemas to {write}")
         return
     typer.echo(json.dumps(schemas if name is None else schemas[name], indent=2))

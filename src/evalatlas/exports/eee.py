@@ -39,6 +39,7 @@ import numpy as np
 from evalatlas._version import __version__
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.records.redact import redact, redact_text
+from evalatlas.safe_write import make_folder, output_error, temp_path
 from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
@@ -577,53 +578,63 @@ def write_experiment(
     """
     ident = identity_for(exp)
     target = directory / ident.rel_dir
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)  # inside the export folder: its layout
+    except OSError as exc:
+        raise output_error(target, exc) from exc
     agg_path = directory / ident.aggregate_rel
     samples_path = directory / ident.samples_rel
-    tmp_samples = target / f".{ident.file_uuid}_samples.jsonl.tmp"
-    tmp_agg = target / f".{ident.file_uuid}.json.tmp"
     acc = ScoreAccumulator()
     digest = hashlib.sha256()
     rows = 0
     try:
-        with tmp_samples.open("wb") as fh:
-            for ep in episodes:
-                acc.add(ep)
-                row = instance_record(ep, ident)
-                if row is None:
-                    continue
-                line = _dump_line(row)
-                fh.write(line)
-                digest.update(line)
-                rows += 1
-        if rows == 0:
-            remove_files(exp, directory)
-            return None
-        detail = {
-            "format": "jsonl",
-            "file_path": ident.samples_rel,
-            "hash_algorithm": "sha256",
-            "checksum": digest.hexdigest(),
-            "total_rows": rows,
-            "additional_details": {
-                "episodes": str(acc.episodes),
-                "rows_left_out_outcome_unknown": str(acc.outcome_unknown),
-            },
-        }
-        record = aggregate_record(exp, ident, acc, detail,
-                                  retrieved_timestamp=retrieved_timestamp,
-                                  organization=organization, relationship=relationship)
-        tmp_agg.write_text(json.dumps(redact(record), indent=2, ensure_ascii=False, allow_nan=False)
-                           + "\n", encoding="utf-8")
-        tmp_samples.replace(samples_path)
-        tmp_agg.replace(agg_path)
-    finally:
-        tmp_samples.unlink(missing_ok=True)
-        tmp_agg.unlink(missing_ok=True)
+        # samples renamed into place first, then the aggregate that names their checksum
+        with temp_path(agg_path) as tmp_agg, temp_path(samples_path) as tmp_samples:
+            try:
+                with tmp_samples.open("wb") as fh:
+                    for ep in episodes:
+                        acc.add(ep)
+                        row = instance_record(ep, ident)
+                        if row is None:
+                            continue
+                        line = _dump_line(row)
+                        fh.write(line)
+                        digest.update(line)
+                        rows += 1
+            except OSError as exc:
+                raise output_error(samples_path, exc) from exc
+            if rows == 0:
+                raise _NothingToWrite
+            detail = {
+                "format": "jsonl",
+                "file_path": ident.samples_rel,
+                "hash_algorithm": "sha256",
+                "checksum": digest.hexdigest(),
+                "total_rows": rows,
+                "additional_details": {
+                    "episodes": str(acc.episodes),
+                    "rows_left_out_outcome_unknown": str(acc.outcome_unknown),
+                },
+            }
+            record = aggregate_record(exp, ident, acc, detail,
+                                      retrieved_timestamp=retrieved_timestamp,
+                                      organization=organization, relationship=relationship)
+            try:
+                tmp_agg.write_text(json.dumps(redact(record), indent=2, ensure_ascii=False,
+                                              allow_nan=False) + "\n", encoding="utf-8")
+            except OSError as exc:
+                raise output_error(agg_path, exc) from exc
+    except _NothingToWrite:
+        remove_files(exp, directory)
+        return None
     return ExportedEvaluation(exp.experiment_id, exp.experiment_name, agg_path, samples_path,
                               rows, acc.outcome_unknown,
                               record["evaluation_results"][0]["score_details"]["score"],
                               ident.renamed)
+
+
+class _NothingToWrite(Exception):
+    """No episode of the experiment has a known reward: its temporary files go."""
 
 
 def export_eee(
@@ -644,6 +655,7 @@ def export_eee(
     if relationship not in RELATIONSHIPS:
         raise ValueError(f"relationship must be one of {RELATIONSHIPS}, got {relationship!r}")
     retrieved = retrieved_timestamp or str(int(time.time()))
+    make_folder(directory)
     experiments = _experiments(store, experiment)
     result = EeeExport()
     seen: set[str] = set()

@@ -14,6 +14,7 @@ from typing import Any
 
 from evalatlas.report.runtime import RuntimeUnavailable
 from evalatlas.report.specs import view_rows, with_values
+from evalatlas.safe_write import make_folder, write_bytes, write_text
 
 STATIC_WIDTH = 720
 """Pixel width of a static chart (the page's charts fit their container instead)."""
@@ -39,7 +40,7 @@ def write_static(data: dict[str, Any], views: list[dict[str, Any]], directory: P
     except ImportError as exc:  # pragma: no cover - only without the extra
         raise RuntimeUnavailable("--static needs vl-convert-python: "
                                  "pip install 'evalatlas[report]'") from exc
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory)
     written = []
     for v in views:
         if not v.get("spec"):
@@ -48,8 +49,8 @@ def write_static(data: dict[str, Any], views: list[dict[str, Any]], directory: P
             raise ValueError(f"unsafe view id {v['id']!r}")
         spec = static_spec(v, data)
         svg = directory / f"{v['id']}.svg"
-        svg.write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
+        write_text(svg, vlc.vegalite_to_svg(spec))  # each file whole or not at all
         png = directory / f"{v['id']}.png"
-        png.write_bytes(vlc.vegalite_to_png(spec, scale=scale))
+        write_bytes(png, vlc.vegalite_to_png(spec, scale=scale))
         written += [svg, png]
     return written

@@ -8,7 +8,9 @@ nothing and a retried episode replaces the earlier one.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import errno
 import functools
 import hashlib
 import os
@@ -22,7 +24,9 @@ import duckdb
 if TYPE_CHECKING:
     import pyarrow as pa
 
+from evalatlas import interrupts
 from evalatlas.errors import Problem, StoreError
+from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.redaction import column_types, redact_rows
 from evalatlas.store.schema import (
@@ -92,10 +96,43 @@ def open_error_message(path: Path, exc: BaseException, wait: float = 0.0) -> str
         waited = f" (waited {wait:g} s)" if wait else ""
         return (f"store {path} is in use by another process{waited}; retry later or pass "
                 f"--wait SECONDS to wait for it ({text})")
-    if isinstance(exc, OSError):
-        return f"cannot open store {path}: {exc.strerror or exc}"
+    if isinstance(exc, OSError) or errno_in_text(text) is not None:
+        return write_error_message(path, exc)
+    return damaged_message(path, exc)
+
+
+def damaged_message(path: Path, exc: BaseException) -> str:
+    """The one "store is damaged" line, whichever command met the damage (at open or in a
+    query: a file cut short fails only when the missing blocks are read)."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return (f"store {path} is damaged or not an evalatlas store ({text}); move it aside "
             f"(mv {path} {path}.broken) and run `evalatlas ingest` again to rebuild it")
+
+
+DAMAGE_WORDS = ("could not read enough bytes", "corrupt", "checksum", "not a valid duckdb",
+                "invalid magic", "database has been invalidated", "serialization error",
+                "failed to read database header")
+"""Words in DuckDB's errors that mean the store file itself is damaged."""
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether a DuckDB error (at open or in a query) says the store file is damaged."""
+    text = str(exc).lower()
+    return any(w in text for w in DAMAGE_WORDS)
+
+
+def write_error_message(path: Path, exc: BaseException) -> str:
+    """One line for a store that cannot be opened or written because of the disk: full,
+    read-only (a read-only folder or file system, or no permission), or another OS error.
+    Reading commands still work on a read-only store, and the message says so."""
+    code = exc.errno if isinstance(exc, OSError) else errno_in_text(str(exc))
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return (f"cannot write the store {path}: read-only ({reason(exc)}); reading "
+                "commands (summary, report, export ...) still work on it")
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return (f"no space left on the device holding {path.parent} (writing the store "
+                f"{path}); the store keeps what it held before plus whole batches only")
+    return f"cannot open store {path}: {reason(exc)}"
 
 
 def problem_key(p: Problem) -> str:
@@ -103,16 +140,35 @@ def problem_key(p: Problem) -> str:
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
 
 
+_default_wait = [0.0]
+
+
+def set_default_wait(seconds: float) -> None:
+    """How long every store opened later in this process retries a held lock, unless
+    its opener says otherwise (the CLI's ``--wait``: readers and writers alike)."""
+    _default_wait[0] = max(0.0, float(seconds))
+
+
 class Store:
     """A connection to one store file. Use as a context manager."""
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False,
-                 wait: float = 0.0) -> None:
+                 wait: float | None = None, create: bool = True) -> None:
         """Open (or create) the store. ``wait``: seconds to keep retrying while another
-        process holds the write lock (``--wait``), instead of failing at once."""
+        process holds the lock (``--wait``), instead of failing at once; None: the
+        process default (:func:`set_default_wait`, 0 unless the CLI's ``--wait`` set it).
+        ``create=False``: a missing store is an error and nothing is created. A new
+        store's folder must exist (:mod:`evalatlas.safe_write`: no parent folders are
+        created)."""
         self.path = resolve_db_path(path)
-        if read_only and not self.path.exists():
+        memory = str(self.path) == ":memory:"
+        if not memory and (read_only or not create) and not self.path.exists():
             raise StoreError(f"store {self.path} does not exist; run `evalatlas ingest` first")
+        if not memory and not read_only and not self.path.parent.is_dir():
+            raise StoreError(f"cannot create the store {self.path}: the folder "
+                             f"{self.path.parent} does not exist (evalatlas does not create "
+                             "parent folders; create it first)")
+        wait = _default_wait[0] if wait is None else wait
         deadline = time.monotonic() + max(0.0, wait)
         delay = 0.1
         while True:
@@ -127,8 +183,6 @@ class Store:
                 raise StoreError(open_error_message(self.path, exc, wait)) from exc
 
     def _open(self, read_only: bool) -> None:
-        if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self.con = duckdb.connect(str(self.path), read_only=read_only)
         try:
             # DuckDB's own progress bar writes to stdout, which would corrupt --format json
@@ -136,13 +190,17 @@ class Store:
             self.con.execute(
                 f"SET memory_limit = '{_memory_limit()}'; SET preserve_insertion_order = false; "
                 "SET enable_progress_bar = false")
-            if not read_only:
+            if not read_only:  # one transaction: an interrupt leaves no half schema
+                self.con.execute("BEGIN TRANSACTION")
                 self.con.execute(DDL)
                 self.con.execute(MIGRATIONS)
                 self.con.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                     [str(SCHEMA_VERSION)])
+                self.con.execute("COMMIT")
         except BaseException:
+            with contextlib.suppress(duckdb.Error, RuntimeError):
+                self.con.execute("ROLLBACK")
             self.con.close()
             raise
         self._schemas: dict[str, pa.Schema] = {}
@@ -287,6 +345,12 @@ class Store:
                  len(episodes), len(measurements), len(qrows), sources],
             )
             self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
+        except BaseException as exc:
+            # a failed COMMIT (a full disk) may have ended the transaction already
+            with contextlib.suppress(duckdb.Error, RuntimeError):
+                self.con.execute("ROLLBACK")
+            interrupts.reraise(exc)  # DuckDB reports Ctrl-C as "Query interrupted"
+            if not isinstance(exc, KeyboardInterrupt) and errno_in_text(str(exc)) is not None:
+                # a full or read-only disk: one line, the batch rolled back
+                raise StoreError(write_error_message(self.path, exc)) from exc
             raise

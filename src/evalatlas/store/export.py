@@ -8,6 +8,7 @@ from typing import Any
 
 from evalatlas.records.evallog import record_json
 from evalatlas.records.models import EpisodeRecord
+from evalatlas.safe_write import make_folder, open_output, temp_path
 from evalatlas.store.db import Store
 from evalatlas.store.redaction import redacted_select, redaction_functions
 from evalatlas.store.rows import episode_from_row, experiment_from_row, measurement_from_row
@@ -48,12 +49,13 @@ def export_jsonl(store: Store, path: Path, experiment: list[str] | None = None) 
     gives the same bytes. Lines are redacted
     (:func:`~evalatlas.records.evallog.record_json`).
 
-    Written to a temporary file and renamed, so an interrupted export leaves no partial
-    file under the final name.
+    Written by :func:`evalatlas.safe_write.open_output`: a regular file through a
+    temporary file renamed into place (an interrupted or failed export leaves neither a
+    partial file nor the temporary one), a device or ``-`` streamed to; errors are one
+    line (:class:`~evalatlas.errors.OutputError`).
     """
-    tmp = path.with_name(f".{path.name}.tmp")
     n = 0
-    with tmp.open("w", encoding="utf-8") as fh:
+    with open_output(path) as fh:
         for exp in _iter_table(store, "experiments", experiment_from_row, experiment):
             fh.write(record_json(exp) + "\n")
         for ep in iter_episodes(store, experiment):
@@ -61,7 +63,6 @@ def export_jsonl(store: Store, path: Path, experiment: list[str] | None = None) 
             n += 1
         for m in _iter_table(store, "measurements", measurement_from_row, experiment):
             fh.write(record_json(m) + "\n")
-    tmp.replace(path)
     return n
 
 
@@ -74,22 +75,23 @@ def export_parquet(store: Store, directory: Path) -> dict[str, int]:
     ``evalatlas-parquet``). pandas, polars and DuckDB read the files as they are.
 
     Text cells are redacted on the way out (:mod:`evalatlas.store.redaction`), so a store
-    written before a redaction rule existed still exports clean.
+    written before a redaction rule existed still exports clean. ``directory`` is created
+    when its parent folder exists; each file is written whole or not at all
+    (:mod:`evalatlas.safe_write`).
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory)
     counts = {}
     with redaction_functions(store.con):
         for table in TABLES:
-            target = directory / f"{table}.parquet"
-            tmp = directory / f".{table}.parquet.tmp"
             select = redacted_select(store.con, table)
             if table in RECORD_TABLES:
                 # records only, in key order: ingest of the folder rebuilds them and a
                 # second export is identical (the store's own bookkeeping stays home)
                 select = (f"SELECT * EXCLUDE (source_file, ingest_batch) FROM ({select}) "
                           f"ORDER BY {', '.join(KEYS[table])}")
-            store.con.execute(f"COPY ({select}) TO '{_sql_str(tmp)}' (FORMAT parquet)")
-            tmp.replace(target)
+            # each file whole or not at all (evalatlas.safe_write.temp_path)
+            with temp_path(directory / f"{table}.parquet") as tmp:
+                store.con.execute(f"COPY ({select}) TO '{_sql_str(tmp)}' (FORMAT parquet)")
             counts[table] = store.count(table)
     return counts
 

@@ -75,10 +75,12 @@ from pathlib import Path
 
 import duckdb
 
+from evalatlas import interrupts
 from evalatlas.adapters.jsonl_stream import Chunk
 from evalatlas.errors import Problem
 from evalatlas.records.limits import current as current_limits
 from evalatlas.records.models import FORMAT_VERSION
+from evalatlas.safe_write import reason
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.db import DEFAULT_MEMORY_LIMIT, ENV_MEMORY, Store
 from evalatlas.store.fast_schema import checker
@@ -599,10 +601,18 @@ class FastJsonl:
         self.max_depth = max_depth
         # Lines over the line limit never reach DuckDB (the chunker blanks them).
         self.max_object = max(1 << 20, current_limits().max_line_bytes + 2)
-        self.scratch = self._scratch()
         if not _swept:  # once per process: other ingests' leftovers only
             _swept.extend(remove_stale_chunk_dirs())
+        # first: an OSError here ($TMPDIR full) leaves nothing to undo
         self.tmpdir = tempfile.mkdtemp(prefix=f"{_CHUNK_DIR}{os.getpid()}-")
+        try:
+            self._setup()
+        except BaseException:  # an interrupt while setting up: no chunk folder left
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            raise
+
+    def _setup(self) -> None:
+        self.scratch = self._scratch()
         self.group: Group | None = None
         self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {_SCRATCH}")
         # Checkpoint every few chunks, not after each: each checkpoint recompresses the
@@ -664,23 +674,26 @@ class FastJsonl:
 
     def close(self) -> None:
         """Restore the store's settings and free the scratch space; an open group
-        (only after an error) is dropped unwritten, as a killed ingest's would be."""
-        if self.group is not None:
-            for prep in self.group.preps:
-                self.discard(prep)
-            self.group = None
-        self.con.execute(f"SET checkpoint_threshold = {_sql_str(self._threshold)}")
-        if self._own_memory_limit:  # the store's default (see Store._open)
-            self.con.execute(f"SET memory_limit = '{DEFAULT_MEMORY_LIMIT}'")
-        self.con.execute(f"SET threads = {int(self._threads)}")
-        self._shape_thread.shutdown()
-        self._udfs.close()
-        for cur in self._cursors:
-            cur.close()
-        self.con.execute("DROP TABLE IF EXISTS _fast_seen")
-        self.con.execute(f"DETACH DATABASE IF EXISTS {_SCRATCH}")
-        self.scratch.close()
-        shutil.rmtree(self.tmpdir, ignore_errors=True)
+        (only after an error) is dropped unwritten, as a killed ingest's would be. The
+        chunk folder goes whatever fails here (after an interrupt, say)."""
+        try:
+            if self.group is not None:
+                for prep in self.group.preps:
+                    self.discard(prep)
+                self.group = None
+            self.con.execute(f"SET checkpoint_threshold = {_sql_str(self._threshold)}")
+            if self._own_memory_limit:  # the store's default (see Store._open)
+                self.con.execute(f"SET memory_limit = '{DEFAULT_MEMORY_LIMIT}'")
+            self.con.execute(f"SET threads = {int(self._threads)}")
+            self._shape_thread.shutdown()
+            self._udfs.close()
+            for cur in self._cursors:
+                cur.close()
+            self.con.execute("DROP TABLE IF EXISTS _fast_seen")
+            self.con.execute(f"DETACH DATABASE IF EXISTS {_SCRATCH}")
+            self.scratch.close()
+        finally:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     # -- worker side -------------------------------------------------------------------
     def prepare(self, chunk: Chunk) -> Prepared:
@@ -691,7 +704,13 @@ class FastJsonl:
             return Prepared(chunk, reason="a line is over the length limit")
         seq = next(self._seq)
         tmp = os.path.join(self.tmpdir, f"chunk-{seq}.jsonl")
-        Path(tmp).write_bytes(chunk.view)
+        try:
+            Path(tmp).write_bytes(chunk.view)
+        except OSError as exc:  # $TMPDIR full or gone: this chunk takes the exact path
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            return Prepared(chunk, reason=f"cannot stage the chunk in {self.tmpdir}: "
+                            f"{reason(exc)}")
         try:
             return self._prepare(chunk, _sql_str(tmp), seq)
         except NotClean as exc:
@@ -946,7 +965,9 @@ class FastJsonl:
                 [group.batch_id, group.n, [self.source]])
             con.execute("COMMIT")
         except Exception as exc:
-            raise self._lose(exc) from exc
+            lost = self._lose(exc)
+            interrupts.reraise(exc)  # Ctrl-C inside a query: stop, do not redo the group
+            raise lost from exc
         except BaseException as exc:  # interrupted: rolled back, as a kill would leave it
             self._lose(exc)
             raise

@@ -19,16 +19,18 @@ from pathlib import Path
 
 import duckdb
 
+from evalatlas import interrupts
 from evalatlas.adapters.base import Adapter
 from evalatlas.adapters.jsonl import duplicate_problem, iter_file_chunks, parse_chunk
 from evalatlas.adapters.jsonl_stream import DEFAULT_CHUNK_BYTES, STDIN, Chunk
 from evalatlas.adapters.registry import plan
-from evalatlas.errors import Problem
+from evalatlas.errors import InputError, Problem
 from evalatlas.records.limits import ReadLimits
 from evalatlas.records.limits import current as current_limits
 from evalatlas.records.limits import using as limits_in_force
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.records.redact import redact_text
+from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.db import Store
 from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, GroupLost, NotClean, Prepared
 from evalatlas.store.rows import (
@@ -226,6 +228,8 @@ def ingest_paths(
     """
     if unknown_model_cost not in ("none", "zero"):
         raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got {unknown_model_cost!r}")
+    paths = list(paths)
+    check_named_paths(paths, fmt)
     store.unknown_model_cost = unknown_model_cost
     run = _Run(store, IngestReport(), _Batch(store), batch_size, on_progress,
                False if benchmark is not None else fast, fast_min_bytes, chunk_bytes, force,
@@ -233,6 +237,32 @@ def ingest_paths(
     with limits_in_force(limits or ReadLimits()):
         run.ingest(paths, fmt)
     return run.report
+
+
+def check_named_paths(paths: list[str | Path], fmt: str | None) -> None:
+    """Raise :class:`~evalatlas.errors.InputError` for a named input that is a mistake
+    of the command line, not bad data: a path that does not exist (a typo would
+    otherwise stay in the quarantine for ever), or a file given to an adapter that
+    reads a folder (``--input-format swebench`` takes the run folder). Nothing is read
+    or stored when one is wrong."""
+    forced = None
+    if fmt:
+        from evalatlas.adapters.registry import adapter_named
+
+        try:
+            forced = adapter_named(fmt)
+        except KeyError:
+            return  # the plan reports the unknown format, as before
+    for p in paths:
+        if str(p) == STDIN:
+            continue
+        path = Path(p)
+        if not path.exists() and not path.is_symlink():
+            raise InputError.at(path, "no such file or folder (nothing was ingested)")
+        if forced is not None and forced.kind == "dir" and not path.is_dir():
+            raise InputError.at(path, f"the {forced.name!r} input format reads a folder, "
+                                f"not a file: pass the folder that holds it "
+                                f"({path.parent})")
 
 
 @dataclass
@@ -330,6 +360,9 @@ class _Run:
                 if self.n_items % 5000 == 0:
                     self.progress(source)
         except Exception as exc:  # an adapter bug must not lose the batch of others' data
+            interrupts.reraise(exc)  # unless it was Ctrl-C inside a DuckDB query
+            if isinstance(exc, duckdb.Error) and errno_in_text(str(exc)):
+                raise  # the store's disk is full or read-only: not the adapter's fault
             self.problem(Problem(source, f"adapter {adapter.name!r} failed: "
                                  f"{type(exc).__name__}: {exc}"))
             return False
@@ -369,7 +402,17 @@ class _Run:
                 else:
                     self.exact_chunk(chunk, source, seen, depth, None)
             return True
-        fj = FastJsonl(self.store, source, depth)
+        try:
+            fj = FastJsonl(self.store, source, depth)
+        except OSError as exc:  # no room for the chunk folder in $TMPDIR: the exact path
+            report.fast_path_declined.append(
+                f"{source}: cannot stage chunks in the temporary folder ({reason(exc)})")
+            for chunk in chunks:
+                if isinstance(chunk, Problem):
+                    self.problem(chunk)
+                else:
+                    self.exact_chunk(chunk, source, seen, depth, None)
+            return True
         try:
             for chunk, prep in fj.pipeline(chunks):
                 if isinstance(chunk, Problem):
@@ -405,6 +448,7 @@ class _Run:
         try:
             fj.insert(prep, batch.batch_id)
         except (NotClean, duckdb.Error) as exc:  # a key of an earlier chunk, or a failed check
+            interrupts.reraise(exc)
             fj.discard(prep)
             report.fast_path_declined.append(  # DuckDB errors quote input
                 redact_text(f"{source}:{chunk.first_line}: {exc}"))

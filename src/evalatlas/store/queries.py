@@ -66,6 +66,22 @@ def quarantine_rows(store: Store, *, source: str | None = None,
     return store.query(sql, params), store.count("quarantine")
 
 
+def clear_quarantine_rows(store: Store, *, source: str | None = None) -> int:
+    """Delete quarantine rows (all, or those of files whose path contains ``source``, as
+    :func:`quarantine_rows` selects them) in one transaction; returns how many."""
+    where, params = ("WHERE contains(source_file, ?)", [source]) if source else ("", [])
+    store.con.execute("BEGIN TRANSACTION")
+    try:
+        n = int(store.con.execute(f"SELECT count(*) FROM quarantine {where}",
+                                  params).fetchone()[0])
+        store.con.execute(f"DELETE FROM quarantine {where}", params)
+        store.con.execute("COMMIT")
+    except BaseException:
+        store.con.execute("ROLLBACK")
+        raise
+    return n
+
+
 def unmatched_experiments(store: Store, experiment: list[str]) -> dict[str, list[str]]:
     """Selectors (experiment id or name) that match no experiment -> up to 5 close
     experiment names or ids (:func:`difflib.get_close_matches`, then substring matches)."""
