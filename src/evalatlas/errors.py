@@ -85,9 +85,10 @@ class ArgumentError(EvalAtlasError, ValueError):
     """
 
 
-class OutputError(EvalAtlasError):
+class OutputError(EvalAtlasError, OSError):
     """A file or folder evalatlas was asked to write cannot be written; the message is one
-    line naming the path and the reason (see :mod:`evalatlas.safe_write`)."""
+    line naming the path and the reason (see :mod:`evalatlas.safe_write`). Also an
+    ``OSError``, so callers that already catch that keep working."""
 
 
 class Interrupted(KeyboardInterrupt):

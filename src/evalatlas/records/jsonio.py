@@ -7,14 +7,12 @@ Atomic because a crash mid-write must never leave a half-written record behind.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from evalatlas import safe_write
 from evalatlas.errors import InputError, Problem
 
 
@@ -177,20 +175,9 @@ def dumps(value: Any, *, indent: int | None = None) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same directory + rename.
-
-    ``os.replace`` is atomic on POSIX and Windows, so readers see the old file or the
-    new one, never a mixture; the data is fsynced before the rename.
-    """
+    """Write ``text`` to ``path`` whole or not at all (:func:`evalatlas.safe_write.write_text`:
+    a temporary file in the same directory, fsynced, renamed; readers see the old file or
+    the new one, never a mixture). The directory is created: an EvalLog folder's layout
+    (``episodes/<id>/``) is the writer's own."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    safe_write.write_text(path, text)

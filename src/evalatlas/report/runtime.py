@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 
+from evalatlas import safe_write
 from evalatlas.errors import EvalAtlasError
 
 _UNSAFE = re.compile(r"</script|<!--|<script", re.IGNORECASE)
@@ -75,12 +75,9 @@ def javascript_bundle() -> str:
                                  "cannot be inlined safely")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".vega-runtime-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(bundle)
-        os.replace(tmp, path)  # atomic: concurrent reports never read half a file
-    except OSError:
-        pass  # an unwritable cache only costs time
+        safe_write.write_text(path, bundle)  # whole: concurrent reports never read half
+    except OSError:  # OutputError too: an unwritable cache only costs time
+        pass
     return bundle
 
 
