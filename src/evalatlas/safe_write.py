@@ -246,6 +246,9 @@ def temp_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         yield tmp
         _fsync_path(tmp)
         os.replace(tmp, target)
+    except OutputError:  # already one line (a nested write): not wrapped again
+        _unlink(tmp)
+        raise
     except OSError as exc:
         _unlink(tmp)
         raise output_error(path, exc) from exc
@@ -271,6 +274,8 @@ def open_output(path: str | os.PathLike[str], *, binary: bool = False,
         try:
             yield out
             out.flush()
+        except OutputError:
+            raise
         except OSError as exc:
             raise output_error("<stdout>", exc) from exc
         return
@@ -303,6 +308,9 @@ def open_output(path: str | os.PathLike[str], *, binary: bool = False,
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
+    except OutputError:
+        _unlink(tmp)
+        raise
     except OSError as exc:
         _unlink(tmp)
         raise output_error(path, exc) from exc
@@ -322,6 +330,8 @@ def _stream(target: Path, shown: Path, binary: bool, encoding: str,
         with fh:
             yield fh
             fh.flush()
+    except OutputError:
+        raise
     except OSError as exc:
         raise output_error(shown, exc) from exc
 
