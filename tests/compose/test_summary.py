@@ -266,3 +266,14 @@ def test_compare_and_atlas_say_a_run_did_not_finish(tmp_path: Path, fixtures: Pa
     from evalatlas.atlas.api import fit
 
     assert any("did not finish" in n and "56 of 80" in n for n in fit(db).notes)
+
+
+def test_coverage_notes_name_benchmark_and_agent(tmp_path: Path) -> None:
+    rows = [_exp("ax", "alpha", "bench-x", 6), _exp("ay", "alpha", "bench-y", 1)]
+    rows += [_ep("ax", f"t{t}", 0, 1.0) for t in range(4)] + [_ep("ay", "y0", 0, 0.0)]
+    db = tmp_path / "cov.duckdb"
+    with ea.open(db) as store:
+        store.ingest(_jsonl(tmp_path / "cov.jsonl", rows))
+    notes = ea.summary(db).notes
+    assert any(n.startswith("bench-x / alpha: tasks 4 / 6; the missing 2 are left out")
+               for n in notes), notes

@@ -357,20 +357,23 @@ def merge_outcomes(rows: list[dict[str, Any]], outcomes: list[dict[str, Any]],
                 row[k] = o[k]
 
 
-def coverage_notes(rows: list[dict[str, Any]]) -> list[str]:
+def coverage_notes(rows: list[dict[str, Any]], by: Sequence[str] | None = None
+                   ) -> list[str]:
     """A note per row whose reported tasks are fewer than the benchmark has, or more than
-    the names table says it has (:mod:`evalatlas.records.names`)."""
+    the names table says it has (:mod:`evalatlas.records.names`). A row is named by its
+    grouping keys ``by`` (``benchmark / agent`` when agents are split by benchmark), else
+    by its first value."""
     notes = []
     for r in rows:
         total, seen = r.get("benchmark_tasks"), r.get("tasks")
         extra = r.get("tasks_beyond_benchmark")
+        name = (" / ".join(str(r.get(b)) for b in by) if by
+                else next(iter(r.values())))
         if extra:
-            name = next(iter(r.values()))
             notes.append(f"{name}: {seen} tasks, {extra} more than the benchmark has "
                          f"({seen - extra}): at least {extra} belong to another split or "
                          "set, and the rate is over all of them")
         if total and seen is not None and seen < total:
-            name = next(iter(r.values()))
             how = ("counted as failures (--missing fail)" if r.get("missing_as_failures")
                    else "left out: the rate is over the reported tasks only (--missing fail "
                    "counts them as failures)")

@@ -187,7 +187,7 @@ def summary_of(
             "of different benchmarks are never pooled (benchmark= picks one)")
     result.notes.extend(incomplete_note([r for r in catalog
                                          if ids is None or r["experiment_id"] in set(ids)]))
-    result.notes.extend(coverage_notes(rows))
+    result.notes.extend(coverage_notes(rows, groups))
     result.meta["published"] = published
     note = disagreement_note(published)
     if note:
