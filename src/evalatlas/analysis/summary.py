@@ -284,6 +284,12 @@ GROUP_KEY = "_group_key"
 joins per-group facts (run status, published numbers, costs) on it and then drops it."""
 
 
+COST_RESAMPLES = 1_000
+"""Bootstrap resamples of the cost intervals: 1,000, the usual floor for percentile
+intervals (Efron & Tibshirani 1993, sec. 13.3), half the time of 2,000 on a summary row
+per agent (measured: BENCHMARKS.md, summary)."""
+
+
 def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dict[str, Any]]:
     """Group key -> cost per episode and cost per success, each with a task-clustered
     interval, from :func:`evalatlas.store.catalog.cost_totals` (one grouping key).
@@ -293,8 +299,9 @@ def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dic
       total cost / successes over the episodes whose cost and outcome are both known;
       ``inf`` when nothing succeeded (it never passes), None when nothing is known.
 
-    Intervals: :func:`~evalatlas.stats.bounded.nonnegative_ratio_interval` (cluster
-    bootstrap over tasks, never below 0); None with a ``*_ci_note`` when undefined.
+    Intervals: :func:`~evalatlas.stats.bounded.nonnegative_ratio_intervals` (cluster
+    bootstrap over tasks, :data:`COST_RESAMPLES` resamples shared by both ratios, never
+    below 0); None with a ``*_ci_note`` when undefined.
     """
     keys = np.asarray(arrays.get("k", ()), dtype=object)
     out: dict[Any, dict[str, Any]] = {}
@@ -309,7 +316,7 @@ def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dic
                     strict=True):
         fields: dict[str, Any] = {}
         ivs = nonnegative_ratio_intervals([cost[a:b], cost_o[a:b]], [n[a:b], succ[a:b]],
-                                          confidence=confidence)
+                                          confidence=confidence, n_resamples=COST_RESAMPLES)
         for name, iv in zip(("cost_per_episode", "cost_per_success"), ivs, strict=True):
             fields[name] = iv.estimate
             fields[f"{name}_ci_low"], fields[f"{name}_ci_high"] = iv.low, iv.high

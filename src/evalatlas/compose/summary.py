@@ -80,21 +80,20 @@ def select_experiments(
     return [r["experiment_id"] for r in keep]
 
 
-def _benchmark_blocks(catalog: list[dict[str, Any]], ids: list[str] | None
-                      ) -> list[tuple[str, list[str]]] | None:
-    """(benchmark, experiment ids) per benchmark when some agent ran several benchmarks
-    in the selection, else None (one block: nothing would be pooled)."""
-    rows = [r for r in catalog if r["episodes"]
-            and (ids is None or r["experiment_id"] in set(ids))]
+SPLIT = "_agent_in_benchmark"
+"""The internal grouping (:data:`evalatlas.store.queries.GROUPS`) of agents within
+benchmarks: key ``<benchmark>\x1f<agent id>``."""
+
+
+def _benchmark_blocks(catalog: list[dict[str, Any]], ids: list[str] | None) -> bool:
+    """Whether some agent ran several benchmarks in the selection (then grouping by
+    agent alone would pool them)."""
+    wanted = None if ids is None else set(ids)
     benches: dict[str, set[str]] = {}
-    for r in rows:
-        benches.setdefault(r["agent_id"], set()).add(r["benchmark"])
-    if not any(len(b) > 1 for b in benches.values()):
-        return None
-    blocks: dict[str, list[str]] = {}
-    for r in rows:
-        blocks.setdefault(r["benchmark"], []).append(r["experiment_id"])
-    return sorted(blocks.items())
+    for r in catalog:
+        if r["episodes"] and (wanted is None or r["experiment_id"] in wanted):
+            benches.setdefault(r["agent_id"], set()).add(r["benchmark"])
+    return any(len(b) > 1 for b in benches.values())
 
 
 def _rows(store: Store, groups: list[str], ids: list[str] | None, *, confidence: float,
@@ -139,17 +138,21 @@ def summary_of(
     catalog = experiment_catalog(store)
     ids = select_experiments(catalog, experiment=experiment, benchmark=benchmark,
                              agent=agent)
-    blocks = _benchmark_blocks(catalog, ids) if groups == ["agent"] else None
+    blocks = groups == ["agent"] and _benchmark_blocks(catalog, ids)
     kw: dict[str, Any] = {"confidence": confidence, "ks": ks, "outcome": outcome,
                           "missing": missing}
     if ids is not None and not ids:
         rows: list[dict[str, Any]] = []
-    elif blocks is None:
+    elif not blocks:
         rows = _rows(store, groups, ids, **kw)
     else:
+        # one pass grouped by (benchmark, agent), then the key split into its two parts
+        names = {r["agent_id"]: r["agent_name"] for r in catalog}
         rows = []
-        for bench, block_ids in blocks:
-            rows += [{"benchmark": bench, **r} for r in _rows(store, groups, block_ids, **kw)]
+        for r in _rows(store, [SPLIT], ids, **kw):
+            bench, agent_id = str(r.pop(SPLIT)).split("\x1f", 1)
+            rows.append({"benchmark": bench, "agent": names.get(agent_id, agent_id),
+                         "agent_id": agent_id, **r})
         groups = ["benchmark", *groups]
     statuses = {r["experiment_id"]: {**run_status(r), "name": r["experiment_name"]}
                 for r in catalog}
@@ -181,7 +184,7 @@ def summary_of(
     result.meta.update(outcome=outcome, missing=missing,
                        benchmark=list(benchmark) if benchmark else None,
                        agent=list(agent) if agent else None)
-    if blocks is not None:
+    if blocks:
         result.notes.append(
             "agents that ran several benchmarks have one row per benchmark: success rates "
             "of different benchmarks are never pooled (benchmark= picks one)")

@@ -25,6 +25,14 @@ GROUPS: dict[str, tuple[str, str]] = {
     "model": ("coalesce(e.llm_model, '(unknown)')", "coalesce(e.llm_model, '(unknown)')"),
     "task": ("e.task_id", "e.task_id"),
     "status": ("e.status", "e.status"),
+    # internal (not a --by choice): one group per (benchmark, agent), key and display
+    # "<benchmark>\x1f<agent id>", so that one pass of the summary queries splits agents
+    # by benchmark (evalatlas.compose.summary)
+    "_agent_in_benchmark": (
+        "coalesce(x.benchmark_name, '(unknown)') || chr(31) || "
+        "coalesce(x.agent_id, '?' || e.experiment_id)",
+        "coalesce(x.benchmark_name, '(unknown)') || chr(31) || "
+        "coalesce(x.agent_id, '?' || e.experiment_id)"),
 }
 
 
@@ -37,7 +45,7 @@ def group_expr(by: str) -> tuple[str, str, str]:
     if m:
         expr = f"coalesce(json_extract_string(x.labels, '$.\"{m.group(1)}\"'), '(none)')"
         return by, expr, expr
-    known = ", ".join([*GROUPS, "label:<name>"])
+    known = ", ".join([*(g for g in GROUPS if not g.startswith("_")), "label:<name>"])
     raise ValueError(f"unknown grouping {by!r}; use one of {known}")
 
 
