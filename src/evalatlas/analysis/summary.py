@@ -38,7 +38,7 @@ from evalatlas.records.names import benchmark_tasks
 from evalatlas.stats.bounded import (
     bounded_interval_from_totals,
     bounded_mean_interval,
-    nonnegative_ratio_intervals,
+    nonnegative_ratio_interval,
 )
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.stats.standard_errors import clustered_mean_interval
@@ -284,12 +284,6 @@ GROUP_KEY = "_group_key"
 joins per-group facts (run status, published numbers, costs) on it and then drops it."""
 
 
-COST_RESAMPLES = 1_000
-"""Bootstrap resamples of the cost intervals: 1,000, the usual floor for percentile
-intervals (Efron & Tibshirani 1993, sec. 13.3), half the time of 2,000 on a summary row
-per agent (measured: BENCHMARKS.md, summary)."""
-
-
 def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dict[str, Any]]:
     """Group key -> cost per episode and cost per success, each with a task-clustered
     interval, from :func:`evalatlas.store.catalog.cost_totals` (one grouping key).
@@ -299,9 +293,9 @@ def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dic
       total cost / successes over the episodes whose cost and outcome are both known;
       ``inf`` when nothing succeeded (it never passes), None when nothing is known.
 
-    Intervals: :func:`~evalatlas.stats.bounded.nonnegative_ratio_intervals` (cluster
-    bootstrap over tasks, :data:`COST_RESAMPLES` resamples shared by both ratios, never
-    below 0); None with a ``*_ci_note`` when undefined.
+    Intervals: :func:`~evalatlas.stats.bounded.nonnegative_ratio_interval` (tasks as
+    clusters, delta method on the log scale: never below 0); None with a ``*_ci_note``
+    when undefined.
     """
     keys = np.asarray(arrays.get("k", ()), dtype=object)
     out: dict[Any, dict[str, Any]] = {}
@@ -315,8 +309,8 @@ def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dic
     for a, b in zip(np.concatenate(([0], change)), np.concatenate((change, [keys.size])),
                     strict=True):
         fields: dict[str, Any] = {}
-        ivs = nonnegative_ratio_intervals([cost[a:b], cost_o[a:b]], [n[a:b], succ[a:b]],
-                                          confidence=confidence, n_resamples=COST_RESAMPLES)
+        ivs = (nonnegative_ratio_interval(cost[a:b], n[a:b], confidence=confidence),
+               nonnegative_ratio_interval(cost_o[a:b], succ[a:b], confidence=confidence))
         for name, iv in zip(("cost_per_episode", "cost_per_success"), ivs, strict=True):
             fields[name] = iv.estimate
             fields[f"{name}_ci_low"], fields[f"{name}_ci_high"] = iv.low, iv.high

@@ -280,107 +280,60 @@ def nonnegative_ratio_interval(
     denominators: Sequence[float] | np.ndarray,
     *,
     confidence: float = 0.95,
-    n_resamples: int = 2_000,
-    seed: int = 0,
 ) -> BoundedInterval:
-    """Ratio of sums ``R = sum(a_c) / sum(b_c)`` over clusters ``c`` (tasks), with a
-    percentile cluster bootstrap interval (Efron & Tibshirani 1993, ch. 13; the ratio
-    estimator of Cochran 1977, ch. 6), from per-cluster totals ``a_c >= 0``, ``b_c >= 0``.
+    """Ratio of sums ``R = sum(a_c) / sum(b_c)`` over clusters ``c`` (tasks) with a
+    cluster-robust interval, from per-cluster totals ``a_c >= 0``, ``b_c >= 0``.
 
     Cost per episode is ``a`` = a task's summed cost, ``b`` = its episodes with a known
     cost; cost per success (cost of pass, Erol et al. 2025) is ``b`` = its successes.
-    Every resampled ratio is >= 0, so the interval is inside [0, inf). ``estimate`` is
-    ``inf`` when ``sum(b) = 0`` but ``sum(a) > 0`` (spent, never succeeded); no interval,
-    with a reason, when more than ``(1 - confidence) / 2`` of the resamples have
-    ``sum(b) = 0`` (the upper bound is infinite). Clusters with ``a = b = 0`` still count
-    as clusters (a task that was run). Fixed ``seed``: reports are reproducible.
+
+    Method: the ratio estimator's linearised (delta-method) variance with clusters as
+    the units (Cochran 1977, Sampling Techniques, sec. 6.4 and 11.8):
+    ``Var(R) = C / (C - 1) * sum_c (a_c - R b_c)^2 / (sum b)^2``, and the interval on the
+    log scale, ``R * exp(-/+ t_{C-1} * SE / R)`` (the log-ratio interval of Katz et al.
+    1978), so both ends are > 0 and the upper end is longer, as for skewed spend. O(C):
+    a summary over 50 agents x 2,000 tasks needs no resampling (a cluster bootstrap took
+    18 s there, BENCHMARKS.md).
+
+    ``estimate`` is ``inf`` when ``sum(b) = 0`` but ``sum(a) > 0`` (spent, never
+    succeeded). No interval (None, with ``reason``) for no or one cluster, an infinite or
+    zero ratio, or every cluster with the same ratio (no spread to estimate).
     """
-    return nonnegative_ratio_intervals([numerators], [denominators], confidence=confidence,
-                                       n_resamples=n_resamples, seed=seed)[0]
-
-
-def nonnegative_ratio_intervals(
-    numerators: Sequence[Sequence[float] | np.ndarray],
-    denominators: Sequence[Sequence[float] | np.ndarray],
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2_000,
-    seed: int = 0,
-) -> list[BoundedInterval]:
-    """:func:`nonnegative_ratio_interval` for several ratios over the same clusters
-    (``numerators[i] / denominators[i]``, each an array with one total per cluster), from
-    one set of bootstrap resamples: each resample's cluster counts are drawn once and
-    every ratio's sums are one matrix product (cost per episode and per success of a
-    group cost one bootstrap, not two). A cluster with a NaN in any array is left out."""
     check_confidence(confidence)
-    if n_resamples < 100:
-        raise ValueError(f"n_resamples must be >= 100, got {n_resamples}")
-    if len(numerators) != len(denominators) or not numerators:
-        raise ValueError("need one denominator array per numerator array (at least one)")
-    cols = [np.asarray(x, dtype=float).ravel() for pair in zip(numerators, denominators,
-                                                               strict=True) for x in pair]
-    if len({c.size for c in cols}) != 1:
-        raise ValueError(f"every array needs one value per cluster, got sizes "
-                         f"{[c.size for c in cols]}")
-    table = np.column_stack(cols)
-    table = table[~np.isnan(table).any(axis=1)]
-    if table.size and table.min() < 0:
-        raise ValueError("numerators and denominators must be >= 0")
-    units = int(table.shape[0])
-    sums = None
-    if units >= 2:
-        rng = np.random.default_rng(seed)
-        sums = np.empty((n_resamples, table.shape[1]))
-        chunk = max(1, 4_000_000 // units)  # bound memory: chunk x units counts at a time
-        for start in range(0, n_resamples, chunk):
-            stop = min(n_resamples, start + chunk)
-            k = stop - start
-            # int32 draws are ~4x faster than int64; k x units <= 4M fits
-            idx = rng.integers(0, units, (k, units), dtype=np.int32)
-            idx += units * np.arange(k, dtype=np.int32)[:, None]
-            counts = np.bincount(idx.ravel(), minlength=k * units).reshape(k, units)
-            counts = counts.astype(np.float64)  # a float matrix product (BLAS); ints are not
-            sums[start:stop] = counts @ table
-    return [_ratio_interval(table[:, 2 * i], table[:, 2 * i + 1],
-                            None if sums is None else sums[:, 2 * i],
-                            None if sums is None else sums[:, 2 * i + 1], confidence)
-            for i in range(len(numerators))]
-
-
-def _ratio_interval(a: np.ndarray, b: np.ndarray, num: np.ndarray | None,
-                    den: np.ndarray | None, confidence: float) -> BoundedInterval:
-    """One ratio's estimate and percentile interval from its resampled sums."""
-    method = "ratio-percentile-bootstrap-clustered"
+    a = np.asarray(numerators, dtype=float).ravel()
+    b = np.asarray(denominators, dtype=float).ravel()
+    if a.size != b.size:
+        raise ValueError(f"numerators ({a.size}) and denominators ({b.size}) differ in "
+                         "length")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    method = "ratio-delta-log-clustered"
     units = int(a.size)
     if units == 0:
         return BoundedInterval(None, None, None, method, confidence, 0, 0, "no values")
+    if a.min() < 0 or b.min() < 0:
+        raise ValueError("numerators and denominators must be >= 0")
     n = round(float(b.sum()))
     sa, sb = float(a.sum()), float(b.sum())
-    est = sa / sb if sb > 0 else (math.inf if sa > 0 else None)
-    if est is None:
+    if sb <= 0:
+        if sa > 0:
+            return BoundedInterval(math.inf, None, None, method, confidence, n, units,
+                                   "no success: the ratio is infinite")
         return BoundedInterval(None, None, None, method, confidence, n, units,
                                "nothing spent and nothing counted")
-    if num is None or den is None:
-        return BoundedInterval(est, None, None, method, confidence, n, units,
-                               "one task (cluster): nothing to resample")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(den > 0, num / np.where(den > 0, den, 1.0),
-                          np.where(num > 0, np.inf, 0.0))
-    alpha = (1 - confidence) / 2
-    with np.errstate(invalid="ignore"):  # inf - inf between neighbours: NaN, unused
-        lo, hi = np.quantile(ratios, [alpha, 1 - alpha])
-    if not math.isfinite(est):
-        return BoundedInterval(est, None, None, method, confidence, n, units,
-                               "no success: the ratio is infinite")
-    if not math.isfinite(lo):
-        return BoundedInterval(est, None, None, method, confidence, n, units,
-                               "most resamples have no success: no interval")
-    if lo == hi or (hi - lo) <= 1e-12 * max(1.0, abs(est)):
-        return BoundedInterval(est, None, None, method, confidence, n, units,
-                               "every task has the same ratio: no spread to estimate")
-    if not math.isfinite(hi):  # no half intervals: both ends or neither
-        return BoundedInterval(est, None, None, method, confidence, n, units,
-                               "the upper end is unbounded: too many resamples have no "
-                               "success")
-    return BoundedInterval(est, max(0.0, float(lo)), float(hi), method, confidence, n,
-                           units)
+    est = sa / sb
+
+    def none(reason: str) -> BoundedInterval:
+        return BoundedInterval(est, None, None, method, confidence, n, units, reason)
+
+    if units < 2:
+        return none("one task (cluster): no spread between independent units to estimate")
+    if est <= 0:
+        return none("the ratio is 0: no spread to estimate on the log scale")
+    z = a - est * b
+    se = math.sqrt(units / (units - 1) * float(np.dot(z, z))) / sb
+    if not se > 1e-12 * est:
+        return none("every task has the same ratio: no spread to estimate")
+    half = t_quantile(confidence, units - 1) * se / est
+    return BoundedInterval(est, est * math.exp(-half), est * math.exp(half), method,
+                           confidence, n, units)
