@@ -155,8 +155,12 @@ def test_demo_run_fills_findings_for_every_failed_episode(demo: Path, tmp_path: 
     assert row2["already_investigated"] == 69 and row2["investigated"] == 0
     with FakeOpenAI(responder=scripted) as srv:
         r3 = _cli(demo, srv, "--format", "json", "--reinvestigate", "--agent", "tiny-mini")
-        assert len(srv.requests) == 33  # tiny-mini's failed episodes, fresh cache
-    assert json.loads(r3.stdout)["rows"][0]["investigated"] == 33
+        n3 = len(srv.requests)
+    row3 = json.loads(r3.stdout)["rows"][0]
+    assert row3["investigated"] == 33  # tiny-mini's failed episodes
+    # identical prompts in flight at once are both sent; one asked after the other is a
+    # cache hit: the split depends on timing, their sum does not
+    assert n3 == 33 - row3["cached"] and n3 >= 1
 
 
 def test_only_all_agent_and_benchmark_filters(demo: Path) -> None:
