@@ -167,11 +167,76 @@ def paired_difference(
 
 def _binomial_half_two_sided(k: int, n: int) -> float:
     """Two-sided exact binomial p-value of ``k`` successes in ``n`` at p = 1/2:
-    ``min(1, 2 P[X <= min(k, n-k)])``, exact in integers (what ``scipy.stats.binomtest``
-    gives for p = 1/2, whose distribution is symmetric; tested)."""
-    k = min(k, n - k)
-    tail = sum(math.comb(n, i) for i in range(k + 1))
-    return min(1.0, 2 * tail / 2**n)  # int / int: correctly rounded, even for large n
+    ``min(1, 2 P[X <= m])`` with ``m = min(k, n - k)`` (what ``scipy.stats.binomtest``
+    gives for p = 1/2, whose distribution is symmetric; tested).
+
+    Computed in floating point: the tail's largest term ``P[X = m]`` by Loader's
+    saddle-point formula (:func:`_binomial_half_pmf`, accurate to a few ulps for any
+    ``n``), the smaller ones by the ratio ``P[X = i - 1] / P[X = i] = i / (n - i + 1)``
+    (a cumulative product; terms that underflow are below any double anyway). Equal to
+    the exact big-integer sum it replaces to 1e-12 and faster by orders of magnitude:
+    that sum took 90 s for one pair of 50,000 tasks (issue #28).
+    """
+    m = min(k, n - k)
+    if 2 * m >= n - 1:
+        # P[X <= m] >= 1/2 once m reaches the middle: the two tails cover everything
+        return 1.0
+    top = _binomial_half_pmf(m, n)
+    i = np.arange(m, 0, -1, dtype=float)
+    rest = float(np.sum(np.cumprod(i / (n - i + 1.0)))) if m else 0.0
+    return min(1.0, 2.0 * top * (1.0 + rest))
+
+
+_STIRLERR_SMALL = [math.log(math.factorial(j)) - (j + 0.5) * math.log(j) + j
+                   - 0.5 * math.log(2 * math.pi) for j in range(1, 16)]
+
+
+def _stirlerr(n: int) -> float:
+    """``log(n!) - log(sqrt(2 pi n) (n / e)^n)``, the error of Stirling's formula
+    (Loader 2000, "Fast and accurate computation of binomial probabilities"; R's
+    ``stirlerr``): from ``log(n!)`` up to 15, else the asymptotic series."""
+    if n <= 15:
+        return _STIRLERR_SMALL[n - 1]
+    s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
+    nn = float(n) * n
+    if n > 500:
+        return (s0 - s1 / nn) / n
+    if n > 80:
+        return (s0 - (s1 - s2 / nn) / nn) / n
+    if n > 35:
+        return (s0 - (s1 - (s2 - s3 / nn) / nn) / nn) / n
+    return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
+
+
+def _bd0(x: float, mu: float) -> float:
+    """``x log(x / mu) + mu - x`` without cancellation when ``x`` is near ``mu``
+    (Loader 2000; R's ``bd0``): a series in ``v = (x - mu) / (x + mu)``."""
+    if abs(x - mu) < 0.1 * (x + mu):
+        v = (x - mu) / (x + mu)
+        s = (x - mu) * v
+        ej = 2 * x * v
+        v *= v
+        for j in range(1, 1000):
+            ej *= v
+            s1 = s + ej / (2 * j + 1)
+            if s1 == s:
+                return s1
+            s = s1
+        return s
+    return x * math.log(x / mu) + mu - x
+
+
+def _binomial_half_pmf(x: int, n: int) -> float:
+    """``P[X = x]`` for ``X ~ Binomial(n, 1/2)``: Loader's saddle-point formula
+    ``exp(stirlerr(n) - stirlerr(x) - stirlerr(n - x) - bd0(x, n/2) - bd0(n - x, n/2))
+    * sqrt(n / (2 pi x (n - x)))``, relative error of a few ulps for every ``n``."""
+    if x == 0 or x == n:
+        return math.ldexp(1.0, -n)  # 2^-n, exact (0 below the smallest double)
+    half = n / 2.0
+    lc = (_stirlerr(n) - _stirlerr(x) - _stirlerr(n - x) - _bd0(float(x), half)
+          - _bd0(float(n - x), half))
+    lf = math.log(2 * math.pi) + math.log(x) + math.log1p(-x / n)
+    return math.exp(lc - 0.5 * lf)
 
 
 def _wilcoxon_pvalue(d: np.ndarray) -> float:
