@@ -64,9 +64,10 @@ def test_demo_report_offline_all_views_drawn(browser_context: Any,
 
 
 def _close(a: Any, b: Any) -> bool:
+    """Equal to the 7 significant digits the page keeps (PAGE_DIGITS)."""
     if a is None or b is None:
         return a is None and b is None
-    return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-12)
+    return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-12)
 
 
 def test_leaderboard_equals_summary_json(browser_context: Any,
@@ -80,6 +81,10 @@ def test_leaderboard_equals_summary_json(browser_context: Any,
         row = shown[s["agent"]]
         for field in ("tasks", "episodes", "success_rate", "mean_reward", "errors",
                       "mean_tokens", "mean_wall_time_s"):
+            if field not in row:  # dropped: the same in every row, or = the success rate
+                assert len({x[field] for x in summary}) == 1 or all(
+                    _close(x[field], x["success_rate"]) for x in summary), field
+                continue
             assert _close(row[field], s[field]), (s["agent"], field, row[field], s[field])
         # the interval is shown beside the rate, exactly the summary's
         lo, hi = s["success_rate_ci_low"], s["success_rate_ci_high"]
@@ -185,7 +190,7 @@ def test_fixture_formats_report(browser_context: Any, fixtures: Path,
     heatmaps = [i for i in ids if i.endswith("-heatmap")]
     assert len(heatmaps) >= 6  # one per benchmark
     headings = opened.page.eval_on_selector_all("h2", "hs => hs.map(h => h.textContent)")
-    assert headings[0] == "All benchmarks" and len(headings) >= 8
+    assert headings[:2] == ["Summary", "All benchmarks"] and len(headings) >= 9
     opened.page.close()
 
 

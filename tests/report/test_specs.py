@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from evalatlas.cli.main import app
 from evalatlas.report.build import ReportOptions, build_report_data
-from evalatlas.report.specs import all_views, heatmap_rows, view_rows
+from evalatlas.report.specs import all_views, chart_rows, heatmap_rows, view_rows
 from evalatlas.store.db import Store
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -50,9 +50,17 @@ def test_forest_sorted_with_intervals_around_points(data: dict) -> None:
 
 
 def test_pairs_matrix_is_antisymmetric_and_holm_adjusted(data: dict) -> None:
-    rows = _view(all_views(data), "s0-pairs")["rows"]
-    assert len(rows) == 6  # 3 pairs, both directions
-    by = {(r["a"], r["b"]): r for r in rows}
+    view = _view(all_views(data), "s0-pairs")
+    rows = view["rows"]
+    assert len(rows) == 3  # the table: each of the 3 pairs once, the better side as A
+    assert {frozenset((r["a"], r["b"])) for r in rows} == {
+        frozenset(p) for p in (("planner-sonnet", "tiny-mini"),
+                               ("planner-sonnet", "react-gpt-4o"),
+                               ("react-gpt-4o", "tiny-mini"))}
+    assert all(r["diff"] >= 0 for r in rows)
+    cells = chart_rows(view, data)
+    assert len(cells) == 6  # the matrix: both triangles
+    by = {(r["a"], r["b"]): r for r in cells}
     ab, ba = by[("planner-sonnet", "tiny-mini")], by[("tiny-mini", "planner-sonnet")]
     assert ab["diff"] == pytest.approx(0.30) and ba["diff"] == pytest.approx(-0.30)
     assert ab["low"] == pytest.approx(-ba["high"])
@@ -87,9 +95,18 @@ def test_cost_view_marks_the_pareto_frontier(data: dict) -> None:
     # tiny-mini is cheapest, planner-sonnet most accurate; react-gpt-4o costs more than
     # planner-sonnet for less success
     assert front == {"tiny-mini": True, "planner-sonnet": True, "react-gpt-4o": False}
-    assert v["spec"]["layer"][-2]["encoding"]["x"]["scale"] == {"type": "log"} or any(
-        layer["encoding"].get("x", {}).get("scale") == {"type": "log"}
-        for layer in v["spec"]["layer"])
+    scales = [layer["encoding"]["x"]["scale"] for layer in v["spec"]["layer"]
+              if "scale" in layer["encoding"].get("x", {})]
+    assert scales and all(sc["type"] == "log" for sc in scales)
+    # the axes fit the data: every point and interval end inside, little room to spare
+    lo, hi = scales[0]["domain"]
+    costs = [c for r in v["rows"] for c in (r["cost"], r["cost_low"], r["cost_high"]) if c]
+    assert lo < min(costs) and max(costs) < hi and hi / lo < 1.5 * max(costs) / min(costs)
+    y = next(layer["encoding"]["y"]["scale"] for layer in v["spec"]["layer"]
+             if "scale" in layer["encoding"].get("y", {}))
+    rates = [x for r in v["rows"] for x in (r["success_rate"], r["low"], r["high"])]
+    assert 0 <= y["domain"][0] <= min(rates) and max(rates) <= y["domain"][1] <= 1
+    assert y["domain"][1] - y["domain"][0] <= max(rates) - min(rates) + 0.1 + 1e-9
 
 
 def test_heatmap_cells_and_missing(data: dict) -> None:
@@ -108,7 +125,7 @@ def test_heatmap_is_binned_above_the_cell_limit(demo: Path) -> None:
         data = build_report_data(store, ReportOptions(max_cells=30))
     heat = data["sections"][0]["heatmap"]
     assert heat["binned"] and len(heat["tasks"]) == 10  # 30 cells / 3 agents
-    assert any("grouped into 10 bins" in n for n in heat["notes"])
+    assert any("tasks into 10 bins" in n for n in heat["notes"])
     rows = heatmap_rows(heat)
     assert all(r["rate"] is None or 0 <= r["rate"] <= 1 for r in rows)
 

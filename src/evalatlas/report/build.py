@@ -10,7 +10,7 @@ the per-task drill-down covers at most ``max_drill_episodes`` episodes and
 
 Layout of the result (``schema`` ``evalatlas.report/1``)::
 
-    {title, generated, confidence, alpha, group_by, notes, published,
+    {title, generated, confidence, alpha, group_by, notes, published, decision,
      sections: [{id, title, benchmark, benchmark_size, leaderboard, pairs, heatmap,
                  ability, drill, notes}],
      tiers, speedups, frameworks, failures}
@@ -37,8 +37,10 @@ from evalatlas.analysis.tiers import tier_table
 from evalatlas.compose.summary import summary_of
 from evalatlas.metrics.outcomes import default_k_values, pass_hat_k
 from evalatlas.metrics.pareto import pareto_frontier
+from evalatlas.report.decision import decision_summary
 from evalatlas.report.failures import failures_data
 from evalatlas.report.frameworks import build_report as build_framework_report
+from evalatlas.report.names import display_name, full_name, unique_labels
 from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
 from evalatlas.store.db import Store
@@ -61,6 +63,8 @@ class ReportOptions:
     confidence: float = 0.95
     alpha: float = 0.05
     max_cells: int = 30_000
+    max_heat_agents: int = 200
+    max_board_rows: int = 500
     max_matrix_agents: int = 20
     max_drill_episodes: int = 30_000
     text_limit: int = 160
@@ -137,7 +141,8 @@ class _Cells:
 
     keys: list[str]
     labels: list[str]
-    tasks: list[str]
+    tasks: list[str]        # task ids as stored (for queries)
+    task_labels: list[str]  # as shown: visible, short, unique (names.py)
     known: np.ndarray       # (groups, tasks) int
     succ: np.ndarray        # (groups, tasks) int
     reward_sum: np.ndarray  # (groups, tasks) float
@@ -181,20 +186,15 @@ def _cells(store: Store, by: str, ids: Sequence[str] | None) -> _Cells:
     ran[gi, tj] = True
     return _Cells(keys=[str(k) for k in keys], labels=unique_labels(
                       [str(labels[k]) for k in keys], [str(k) for k in keys]),
-                  tasks=[str(t) for t in tasks], known=grid("n", np.int64),
+                  tasks=[str(t) for t in tasks],
+                  task_labels=unique_labels([str(t) for t in tasks],
+                                            [str(i) for i in range(len(tasks))]),
+                  known=grid("n", np.int64),
                   succ=grid("c", np.int64), reward_sum=grid("rs", float),
                   reward_n=grid("rn", np.int64), cost_sum=grid("cs", float),
                   cost_n=grid("cn", np.int64), ran=ran, episodes=grid("n_all", np.int64))
 
 
-def unique_labels(labels: list[str], keys: list[str]) -> list[str]:
-    """Display names made unique: two agents called alike get their key's start appended
-    (a chart axis would otherwise merge them)."""
-    seen: dict[str, int] = {}
-    for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-    return [f"{label} [{key[:8]}]" if seen[label] > 1 else label
-            for label, key in zip(labels, keys, strict=True)]
 
 
 # --- paired comparisons --------------------------------------------------------------
@@ -323,11 +323,13 @@ _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 def _heatmap(cells: _Cells, a_order: list[int], t_order: list[int],
              opts: ReportOptions, ordered_by: str, drift: set[str]) -> dict[str, Any]:
-    """Cells as a compact string, or task bins when there are more than ``max_cells``.
+    """Cells as a compact string, or bins when there are more than ``max_cells`` cells.
 
     Unbinned: two base-36 characters per cell (successes, attempts with a known outcome),
     ``--`` for a missing cell (never ran, or every outcome unknown) - missing is not a
     failure. Binned: mean success of the bin's known cells in whole percent, -1 missing.
+    Rows are binned too (consecutive agents in rank order) above ``max_heat_agents``
+    agents: ten thousand rows cannot be drawn or read (issue #28).
     """
     n_a, n_t = len(a_order), len(t_order)
     known = cells.known[np.ix_(a_order, t_order)] if n_a and n_t else np.zeros((n_a, n_t),
@@ -335,10 +337,12 @@ def _heatmap(cells: _Cells, a_order: list[int], t_order: list[int],
     succ = cells.succ[np.ix_(a_order, t_order)] if n_a and n_t else known
     out: dict[str, Any] = {
         "agents": [cells.labels[i] for i in a_order], "ordered_by": ordered_by,
-        "n_tasks": n_t, "binned": False, "notes": [],
+        "n_tasks": n_t, "n_agents": n_a, "binned": False, "agents_binned": False,
+        "notes": [],
     }
-    if n_a * n_t <= opts.max_cells and (known.max(initial=0) <= 35):
-        out["tasks"] = [cells.tasks[j] for j in t_order]
+    if n_a <= opts.max_heat_agents and n_a * n_t <= opts.max_cells \
+            and known.max(initial=0) <= 35:
+        out["tasks"] = [cells.task_labels[j] for j in t_order]
         out["drift"] = [cells.tasks[j] in drift for j in t_order]
         codes = []
         for i in range(n_a):
@@ -346,33 +350,50 @@ def _heatmap(cells: _Cells, a_order: list[int], t_order: list[int],
                                  _B36[succ[i, j]] + _B36[known[i, j]] for j in range(n_t)))
         out["codes"] = codes
         return out
-    bins = max(1, min(n_t, opts.max_cells // max(n_a, 1)))
-    edges = np.linspace(0, n_t, bins + 1).round().astype(int)
+    rows = min(n_a, opts.max_heat_agents)
+    cols = max(1, min(n_t, opts.max_cells // max(rows, 1)))
+    r_edges = np.linspace(0, n_a, rows + 1).round().astype(int)
+    c_edges = np.linspace(0, n_t, cols + 1).round().astype(int)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(known > 0, succ / np.maximum(known, 1), np.nan)
-    values = []
-    labels = []
-    for b in range(bins):
-        lo, hi = edges[b], edges[b + 1]
-        if hi <= lo:
-            continue
-        labels.append(f"{cells.tasks[t_order[lo]]} .. {cells.tasks[t_order[hi - 1]]} "
-                      f"({hi - lo} tasks)")
-        block = rate[:, lo:hi]
-        cnt = np.sum(~np.isnan(block), axis=1)
-        with np.errstate(invalid="ignore"):
-            mean = np.where(cnt > 0, np.nansum(block, axis=1) / np.maximum(cnt, 1), np.nan)
-        values.append(mean)
-    mat = np.vstack(values).T if values else np.zeros((n_a, 0))
+    has = ~np.isnan(rate)
+    filled = np.where(has, rate, 0.0)
+    # sums over blocks of consecutive rows and columns (reduceat: no Python loop per cell)
+    r_lo = r_edges[:-1][r_edges[1:] > r_edges[:-1]]
+    c_lo = c_edges[:-1][c_edges[1:] > c_edges[:-1]]
+    total = np.add.reduceat(np.add.reduceat(filled, r_lo, axis=0), c_lo, axis=1) \
+        if n_a and n_t else np.zeros((len(r_lo), len(c_lo)))
+    count = np.add.reduceat(np.add.reduceat(has.astype(np.int64), r_lo, axis=0), c_lo,
+                            axis=1) if n_a and n_t else np.zeros_like(total)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mat = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    r_hi = np.append(r_lo[1:], n_a)
+    c_hi = np.append(c_lo[1:], n_t)
+    labels = [f"{cells.task_labels[t_order[lo]]} .. {cells.task_labels[t_order[hi - 1]]} "
+              f"({hi - lo} tasks)" if hi - lo > 1 else cells.task_labels[t_order[lo]]
+              for lo, hi in zip(c_lo.tolist(), c_hi.tolist(), strict=True)]
+    agents = out["agents"]
+    if rows < n_a:
+        agents = [f"ranks {lo + 1}-{hi}: {cells.labels[a_order[lo]]} .."
+                  if hi - lo > 1 else f"rank {lo + 1}: {cells.labels[a_order[lo]]}"
+                  for lo, hi in zip(r_lo.tolist(), r_hi.tolist(), strict=True)]
+        out["agents_binned"] = True
     out.update({
+        "agents": agents,
         "binned": True, "tasks": labels, "drift": [False] * len(labels),
         "percent": [[-1 if math.isnan(v) else round(100 * v) for v in row] for row in mat],
     })
+    what = []
+    if rows < n_a:
+        what.append(f"agents into {len(agents)} bins of about {n_a // len(agents)} "
+                    f"consecutive agents (in {ordered_by} order)")
+    if len(labels) < n_t:
+        what.append(f"tasks into {len(labels)} bins of about {n_t // max(len(labels), 1)} "
+                    f"consecutive tasks (in {ordered_by} order)")
     out["notes"].append(
-        f"{n_a} x {n_t} = {n_a * n_t:,} cells are more than the {opts.max_cells:,} drawn: "
-        f"tasks are grouped into {len(labels)} bins of about {n_t // max(len(labels), 1)} "
-        f"consecutive tasks (in {ordered_by} order), each cell the mean success of the "
-        "bin's known cells")
+        f"{n_a:,} x {n_t:,} = {n_a * n_t:,} cells are more than drawn: "
+        + " and ".join(what or ["cells"]) + " are grouped, each cell the mean success of "
+        "its bin's known cells")
     return out
 
 
@@ -419,10 +440,12 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
                      f"({total:,} of {int(n_eps.sum()):,} episodes): the tasks whose "
                      "success varies most across agents")
     tasks = [cells.tasks[j] for j in chosen]
+    shown_tasks = [cells.task_labels[j] for j in chosen]
     _, key, _ = group_expr(by)
     where, params = _where(ids)
     cols: dict[str, list[Any]] = {c: [] for c in "anoerkcwsx"}
-    out = {"tasks": tasks, "groups": cells.labels, "errors": [], "sources": [], "texts": [],
+    out = {"tasks": shown_tasks, "groups": cells.labels, "errors": [], "sources": [],
+           "texts": [],
            "text_limit": opts.text_limit, "offsets": [0] * (len(tasks) + 1),
            "episodes": cols, "notes": notes}
     if not tasks:
@@ -557,19 +580,25 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
                                         cells.tasks[j]))
         ordered_by = "success rate"
         drift = set()
-    pairs = _pairs(cells, a_order, opts)
-    key_of = {(r.get("agent_id") if by == "agent" else r.get(by)): r for r in rows}
+    # paired tests are per benchmark: the pooled block (tasks_views False) has none
+    pairs = _pairs(cells, a_order, opts) if tasks_views else {"agents": [], "rows": [],
+                                                               "notes": []}
     board = []
     label_of = dict(zip(cells.keys, cells.labels, strict=True))
+    index_of = {k: i for i, k in enumerate(cells.keys)}
     for r in rows:
         k = r.get("agent_id") if by == "agent" else r.get(by)
-        name = label_of.get(str(k), str(r[by]))
+        shown = label_of.get(str(k)) or display_name(r[by])
+        full = full_name(r[by])
+        pair_key = str(k)  # the key the paired comparisons use
         if r.get("benchmark") is not None and by != "benchmark":
             # an agent with a row per benchmark (the summary never pools them)
-            name, k = f"{name} · {r['benchmark']}", f"{k}@{r['benchmark']}"
+            shown = f"{shown} · {display_name(r['benchmark'], 40)}"
+            k = f"{k}@{r['benchmark']}"
         cps = r.get("cost_per_success")
         board.append({
-            "name": name, "key": str(k), "summary": r,
+            "name": shown, "key": str(k), "pair_key": pair_key, "summary": r,
+            "full_name": full if full != shown else None,
             "coverage": _coverage(r, size),
             "cost_per_episode": r.get("cost_per_episode"),
             "cost_ci_low": r.get("cost_per_episode_ci_low"),
@@ -578,13 +607,15 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
             "cost_per_success_ci_low": r.get("cost_per_success_ci_low"),
             "cost_per_success_ci_high": r.get("cost_per_success_ci_high"),
             "cost_per_success_inf": cps == "inf",
-            "pass_hat_k": None if r.get("pass_hat_k") else _pass_hat(cells, str(k)),
+            "pass_hat_k": None if r.get("pass_hat_k")
+            else _pass_hat(cells, index_of.get(pair_key)),
         })
     if tasks_views:
-        _mark_ties(board, pairs, key_of)
+        _mark_ties(board, pairs)
     else:  # agents of different benchmarks share no task: no rank across them
         for b in board:
-            b["rank"], b["tied_with"], b["tied"] = None, [], False
+            b["rank"], b["tied_with"], b["tied"], b["tied_count"] = None, [], False, 0
+            b["better_than"], b["better_than_count"] = [], 0
         notes.append("ranks and ties are given per benchmark, in the sections below: "
                      "agents of different benchmarks are not compared")
     on = pareto_frontier([b["cost_per_episode"] for b in board],
@@ -627,12 +658,12 @@ def _coverage(row: dict[str, Any], size: int | None) -> float | None:
     return min(shares) if shares else None
 
 
-def _pass_hat(cells: _Cells, key: str) -> dict[str, float | None] | None:
+def _pass_hat(cells: _Cells, i: int | None) -> dict[str, float | None] | None:
     """pass^k (tau-bench: all k draws of a task succeed) per k of ``default_k_values``,
-    averaged over the tasks with at least k known attempts; None with one attempt."""
-    if key not in cells.keys:
+    averaged over the tasks with at least k known attempts, for row ``i`` of ``cells``;
+    None with one attempt."""
+    if i is None:
         return None
-    i = cells.keys.index(key)
     n, c = cells.known[i], cells.succ[i]
     ran = n > 0
     if not ran.any():
@@ -645,34 +676,61 @@ def _pass_hat(cells: _Cells, key: str) -> dict[str, float | None] | None:
     return out or None
 
 
-def _mark_ties(board: list[dict[str, Any]], pairs: dict[str, Any],
-               key_of: dict[Any, dict[str, Any]]) -> None:
+TIED_NAMES = 8
+"""Names listed in a row's ``tied_with`` (the count says how many there are in all)."""
+
+
+def _mark_ties(board: list[dict[str, Any]], pairs: dict[str, Any]) -> None:
     """Rank = 1 + the number of agents shown to be better; ``tied_with`` = the others
-    it is not separated from.
+    it is not separated from (the first :data:`TIED_NAMES` by success; ``tied_count``
+    all of them).
 
     Separated means: the Holm-adjusted paired test is significant when the pair was
-    compared, else the two success intervals do not overlap.
+    compared, else the two success intervals do not overlap. Counted with sorted
+    interval ends, and per row with array comparisons, not a Python loop over all pairs
+    (10,000 agents made that loop 10^8 calls; issue #28).
     """
-    sig: dict[tuple[str, str], int] = {}
+    n = len(board)
+    nan = math.nan
+    def column(field: str) -> np.ndarray:
+        vals = [_f(b["summary"][field]) for b in board]
+        return np.array([nan if v is None else v for v in vals], dtype=float)
+
+    rate = column("success_rate")
+    lo, hi = column("success_rate_ci_low"), column("success_rate_ci_high")
+    index = {b.get("pair_key", b["key"]): i for i, b in enumerate(board)}
+    # better[x, y] for the compared pairs only: +1 x better, -1 y better, 0 not separated
+    compared: dict[int, dict[int, int]] = {}
     for p in pairs["rows"]:
-        if p["p_holm"] is None:
+        if p["p_holm"] is None or p["a_key"] not in index or p["b_key"] not in index:
             continue
         s = 1 if p["significant"] and p["diff"] > 0 else (-1 if p["significant"] else 0)
-        sig[(p["a_key"], p["b_key"])] = s
-        sig[(p["b_key"], p["a_key"])] = -s
-
-    def better(x: dict[str, Any], y: dict[str, Any]) -> bool:
-        if (x["key"], y["key"]) in sig:
-            return sig[(x["key"], y["key"])] > 0
-        lx, hy = _f(x["summary"]["success_rate_ci_low"]), _f(y["summary"]["success_rate_ci_high"])
-        return lx is not None and hy is not None and lx > hy
-
-    for b in board:
-        b["rank"] = 1 + sum(1 for o in board if o is not b and better(o, b))
-        b["tied_with"] = [o["name"] for o in board if o is not b
-                          and not better(o, b) and not better(b, o)
-                          and _f(o["summary"]["success_rate"]) is not None]
-        b["tied"] = bool(b["tied_with"])
+        a, b = index[p["a_key"]], index[p["b_key"]]
+        compared.setdefault(a, {})[b] = s
+        compared.setdefault(b, {})[a] = -s
+    lo_known = np.where(np.isnan(lo), -np.inf, lo)  # no interval: never separated
+    hi_known = np.where(np.isnan(hi), np.inf, hi)
+    by_rate = np.argsort(np.where(np.isnan(rate), np.inf, -rate), kind="stable")
+    has_rate = ~np.isnan(rate)
+    for i, b in enumerate(board):
+        above = lo_known > hi_known[i]   # others whose interval lies above i's
+        below = hi_known < lo_known[i]   # others whose interval lies below i's
+        above[i] = below[i] = False
+        for j, sgn in compared.get(i, {}).items():
+            above[j], below[j] = sgn < 0, sgn > 0
+        tied = ~above & ~below & has_rate
+        tied[i] = False
+        b["rank"] = 1 + int(above.sum())
+        b["tied_count"] = int(tied.sum())
+        names = [board[j]["name"] for j in by_rate[tied[by_rate]][:TIED_NAMES].tolist()]
+        b["tied_with"] = names
+        b["tied"] = b["tied_count"] > 0
+        b["better_than_count"] = int(below.sum())
+        b["better_than"] = [board[j]["name"]
+                            for j in by_rate[below[by_rate]][:TIED_NAMES].tolist()]
+    if n and not has_rate.any():
+        for b in board:
+            b["tied"] = False
 
 
 # --- benchmark-specific views --------------------------------------------------------
@@ -755,14 +813,14 @@ def build_report_data(store: Store, opts: ReportOptions | None = None) -> dict[s
     sections = []
     if len(benches) == 1:
         name, es = next(iter(benches.items()))
-        sections.append(_section(store, "s0", name, name, ids, size(es), opts,
+        sections.append(_section(store, "s0", display_name(name), name, ids, size(es), opts,
                                  result=page))
     else:
         sections.append(_section(store, "s0", "All benchmarks", None, ids, None, opts,
                                  tasks_views=not opts.sections_per_benchmark, result=page))
         if opts.sections_per_benchmark:
             for n, (name, es) in enumerate(sorted(benches.items()), start=1):
-                sections.append(_section(store, f"s{n}", name, name,
+                sections.append(_section(store, f"s{n}", display_name(name), name,
                                          [e["experiment_id"] for e in es], size(es), opts))
     if not exps:
         notes.append("the store has no episodes; run `evalatlas ingest PATH` first")
@@ -777,6 +835,7 @@ def build_report_data(store: Store, opts: ReportOptions | None = None) -> dict[s
         "frameworks": _frameworks(store, opts.confidence),
         "failures": failures_data(store, opts.experiment, opts.confidence),
     }
+    data["decision"] = decision_summary(data)
     # json_safe walks everything but the drill-down columns, which are built finite
     drills = [s.pop("drill") for s in sections]
     data = json_safe(data)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.report.build import ReportOptions, build_report_data
-from evalatlas.report.specs import all_views, view_rows, with_values
+from evalatlas.report.specs import all_views, chart_rows, view_rows, with_values
 from evalatlas.store.db import Store
 
 VIEW_KEYS = ("id", "section", "kind", "title", "description", "columns", "notes")
@@ -39,7 +39,8 @@ class Report:
         for v in self.views:
             rows = view_rows(v, self.data)
             views.append({k: v.get(k) for k in VIEW_KEYS} | {
-                "spec": with_values(v["spec"], rows) if v.get("spec") else None,
+                "spec": with_values(v["spec"], chart_rows(v, self.data))
+                if v.get("spec") else None,
                 "rows": rows})
         return {"schema": self.data["schema"], "data": self.data, "views": views}
 

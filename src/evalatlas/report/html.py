@@ -3,13 +3,14 @@
 Everything is inline: the Vega runtime (:mod:`evalatlas.report.runtime`), the page's own
 script and style, and the data, once. Opening the file makes no network request.
 
-Safety: data goes into a ``<script type="application/json">`` element as JSON in which
-``<``, ``>``, ``&``, U+2028 and U+2029 are written as ``\\uXXXX`` escapes, so no string
-in the data (``</script>``, ``<!--``) can end the element; the page script reads it with
-``JSON.parse`` and puts every string into the page with ``textContent`` (never
-``innerHTML``), and into charts only as data values. Text written by Python into the
-HTML (titles, descriptions, notes) goes through :func:`html.escape`. Agent output was
-already cut to a short length by :mod:`evalatlas.report.build`.
+Safety: the data go into ``<script type="application/octet-stream">`` elements as
+gzip-compressed JSON in base64 (:func:`packed`), text in which nothing can end the
+element or read as markup; the page script inflates them and puts every string into the
+page with ``textContent`` (never ``innerHTML``), and into charts only as data values.
+Text written by Python into the HTML (titles, descriptions, notes, the summary) goes
+through :func:`html.escape`. Names were made visible and short, and agent output cut, by
+:mod:`evalatlas.report.build` (:mod:`evalatlas.report.names`). :func:`script_json` is the
+escaping for JSON that must stay readable inside a ``<script>`` element.
 """
 
 from __future__ import annotations
@@ -49,29 +50,54 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
+PAGE_DIGITS = 7
+"""Significant digits of a number in the page's rows (the tables show at most four;
+``evalatlas report --format json`` keeps every digit). Eighteen-character floats were a
+third of a 50-agent page."""
+
+
+def _short_numbers(value: Any) -> Any:
+    if isinstance(value, float):
+        return float(f"{value:.{PAGE_DIGITS}g}")
+    if isinstance(value, dict):
+        return {k: _short_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_short_numbers(v) for v in value]
+    return value
+
+
 def page_data(data: dict[str, Any], views: list[dict[str, Any]]) -> dict[str, Any]:
     """What the page script needs: views, and per section the compact heatmap/drill data."""
     slim_views = []
     for v in views:
+        v = {**v, "rows": _short_numbers(v["rows"])} if v.get("rows") else v
         slim_views.append({k: v[k] for k in ("id", "section", "kind", "title", "spec",
                                              "rows", "columns") if k in v}
-                          | {"heatmap": bool(v.get("heatmap")), "drill": bool(v.get("drill"))})
+                          | {"heatmap": bool(v.get("heatmap")), "drill": bool(v.get("drill")),
+                             "mirror": bool(v.get("mirror")),
+                             "deoverlap": v.get("labels") == "deoverlap"})
     return {
         "title": data["title"], "group_by": data["group_by"], "views": slim_views,
         "heatmaps": {s["id"]: s["heatmap"] for s in data["sections"]},
     }
 
 
-def packed_drills(data: dict[str, Any]) -> str:
-    """The drill-down episodes, gzip-compressed JSON in base64.
+def packed(value: Any) -> str:
+    """``value`` as gzip-compressed JSON in base64.
 
-    They are most of the data (one entry per episode) and compress about 5x; the page
-    inflates them with the browser's own ``DecompressionStream``. Base64 text cannot
-    contain anything HTML would read as markup. Data only: no script is ever packed.
+    JSON of rows compresses 5-8x; the page inflates it with the browser's own
+    ``DecompressionStream``. Base64 text cannot contain anything HTML would read as
+    markup, so no string in the data can end its ``<script>`` element. Data only: no
+    script is ever packed.
     """
-    raw = json.dumps({s["id"]: s["drill"] for s in data["sections"]},
-                     separators=(",", ":"), allow_nan=False).encode("utf-8")
+    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                     allow_nan=False).encode("utf-8")
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+
+
+def packed_drills(data: dict[str, Any]) -> str:
+    """The drill-down episodes (most of the data: one entry per episode), packed."""
+    return packed({s["id"]: s["drill"] for s in data["sections"]})
 
 
 def _view_html(v: dict[str, Any]) -> str:
@@ -81,7 +107,8 @@ def _view_html(v: dict[str, Any]) -> str:
     picker = ""
     if v.get("drill"):
         picker = (f'<label class="picker">task <select id="pick-{_e(v["section"])}" '
-                  f'data-section="{_e(v["section"])}"></select></label>')
+                  f'data-section="{_e(v["section"])}"></select></label>'
+                  f'<p class="taskname" id="task-{_e(v["section"])}"></p>')
     return (f'<section class="view view-{_e(v["kind"])}" id="{_e(v["id"])}">'
             f'<h3>{_e(v["title"])}</h3>'
             f'<p class="desc">{_e(v.get("description") or "")}</p>{picker}{chart}'
@@ -119,6 +146,10 @@ def render_html(data: dict[str, Any], views: list[dict[str, Any]] | None = None)
                       + (f'<ul class="notes">{note_html}</ul>' if note_html else "")
                       + body + "</section>")
     top_notes = "".join(f"<li>{_e(n)}</li>" for n in data.get("notes") or [])
+    decision = "".join(f'<li class="{_e(d["kind"])}">{_e(d["text"])}</li>'
+                       for d in data.get("decision") or [])
+    summary = (f'<section class="summary" id="summary"><h2>Summary</h2><ul>{decision}</ul>'
+               "</section>") if decision else ""
     pct = f"{round(100 * data['confidence'])}%"
     runtime = wrapped_runtime()
     js = _asset("report.js")
@@ -141,8 +172,8 @@ grouped by {_e(data["group_by"])}; intervals are {_e(pct)}. Works offline: every
 this file.</p>
 {f'<ul class="notes">{top_notes}</ul>' if top_notes else ""}
 <nav>{"".join(nav)}</nav></header>
-<main>{"".join(blocks)}</main>
-<script type="application/json" id="report-data">{script_json(page_data(data, views))}</script>
+<main>{summary}{"".join(blocks)}</main>
+<script type="application/octet-stream" id="report-data">{packed(page_data(data, views))}</script>
 <script type="application/octet-stream" id="report-packed">{packed_drills(data)}</script>
 <script>{runtime}</script>
 <script>{js}</script>

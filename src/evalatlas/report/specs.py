@@ -108,10 +108,14 @@ def leaderboard_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
     for b in section["leaderboard"]:
         s = b["summary"]
         tied = b["tied_with"]
+        count = b.get("tied_count", len(tied))
         row = {"name": b["name"], "rank": b["rank"],
-               "tied": ("" if not tied else f"≈ {tied[0]}" if len(tied) == 1
-                        else f"≈ {len(tied)} others"),
-               "tied_list": ", ".join(tied)}
+               "tied": ("" if not count else f"≈ {tied[0]}" if count == 1
+                        else f"≈ {count:,} others"),
+               "tied_list": ", ".join(tied) + (f" and {count - len(tied):,} more"
+                                               if count > len(tied) else "")}
+        if b.get("full_name"):
+            row["full_name"] = b["full_name"]
         for k in ("experiments", "episodes", "tasks", "successes", "outcome_unknown_episodes",
                   "success_rate", "success_rate_ci_low", "success_rate_ci_high",
                   "success_rate_clustered_ci_low", "success_rate_clustered_ci_high",
@@ -158,27 +162,110 @@ def _published_text(heads: list[dict[str, Any]]) -> str:
     return text + (f" (+{len(heads) - 1} more)" if len(heads) > 1 else "")
 
 
+BOARD_ROWS = 500
+"""Leaderboard rows a page holds (the best by rank); ``evalatlas summary`` has them all."""
+FOREST_ROWS = 60
+"""Rows of the success-interval chart (the best by success rate)."""
+COST_POINTS = 200
+"""Points of the cost-vs-success chart: the frontier first, then by success rate."""
+
+_ALWAYS = ("rank", "name", "success_rate")
+"""Leaderboard columns never dropped, whatever their values."""
+
+
+def _same(values: list[Any]) -> bool:
+    """Every value equal (numbers to 1e-12); an all-missing column counts as constant."""
+    first = values[0]
+    for v in values[1:]:
+        if isinstance(first, float | int) and isinstance(v, float | int) \
+                and not isinstance(first, bool):
+            if abs(first - v) > 1e-12:
+                return False
+        elif v != first:
+            return False
+    return True
+
+
+def _redundant(rows: list[dict[str, Any]], field: str, other: str) -> bool:
+    """``field`` equals ``other`` in every row (pass^1 and success, mean reward of 0/1
+    rewards and success): showing both says nothing twice."""
+    for r in rows:
+        a, b = r.get(field), r.get(other)
+        if a is None and b is None:
+            continue
+        if not isinstance(a, float | int) or not isinstance(b, float | int) \
+                or abs(a - b) > 1e-12:
+            return False
+    return True
+
+
+def _pruned(cols: list[dict[str, Any]], rows: list[dict[str, Any]]
+            ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Columns worth a place: a column whose every row holds the same value (or none),
+    or that repeats the success rate, is dropped and named in a note (its values stay in
+    the rows, the CSV and the JSON). A single row keeps every column that has a value."""
+    keep, constant, repeated = [], [], []
+    for c in cols:
+        f = c["field"]
+        values = [r.get(f) for r in rows]
+        if f in _ALWAYS:
+            keep.append(c)
+        elif all(v is None or v == "" for v in values):
+            continue  # nothing to show: no note needed
+        elif f in ("pass_hat_1", "mean_reward", "pass_at_1") and \
+                _redundant(rows, f, "success_rate"):
+            repeated.append(c["title"])
+        elif len(rows) > 1 and _same(values):
+            fake = {"fmt": c["fmt"]}
+            constant.append((c["title"], values[0], fake))
+        else:
+            keep.append(c)
+    notes = []
+    if constant:
+        notes.append("not shown, the same in every row: " + "; ".join(
+            f"{t} {_fmt_plain(v, c['fmt'])}" for t, v, c in constant))
+    if repeated:
+        notes.append("not shown, equal to the success rate in every row: "
+                     + ", ".join(repeated))
+    return keep, notes
+
+
+def _fmt_plain(v: Any, fmt: str) -> str:
+    """A value as the table would show it (for the note on dropped columns)."""
+    if v is None or v == "":
+        return "-"
+    if fmt == "pct" and isinstance(v, float | int):
+        return f"{100 * v:.1f}%"
+    if fmt == "usd" and isinstance(v, float | int):
+        return f"${v:.4g}"
+    if fmt == "int" and isinstance(v, float | int):
+        return f"{round(v):,}"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return str(v)
+
+
 def leaderboard_view(section: dict[str, Any], confidence: float) -> dict[str, Any]:
     rows = leaderboard_rows(section)
     pct = f"{round(100 * confidence)}%"
+    # what a reader decides with first (success, its interval, cost), so that it fits
+    # 1280 px without scrolling and a phone shows the success next to the name
     cols: list[dict[str, Any]] = [
         {"field": "rank", "title": "rank", "fmt": "int"},
-        {"field": "name", "title": section["group_by"], "fmt": "name"},
-        {"field": "tasks", "title": "tasks", "fmt": "int"},
-    ]
-    if section.get("benchmark_size"):
-        cols.append({"field": "coverage", "title": f"coverage of {section['benchmark_size']}",
-                     "fmt": "pct"})
-    cols += [
-        {"field": "episodes", "title": "episodes", "fmt": "int"},
+        {"field": "name", "title": section["group_by"], "fmt": "name", "tip": "full_name"},
         {"field": "success_rate", "title": f"success [{pct} CI]", "fmt": "pct",
          "lo": "success_rate_ci_low", "hi": "success_rate_ci_high"},
+        {"field": "cost_per_episode", "title": "cost / episode", "fmt": "usd",
+         "lo": "cost_ci_low", "hi": "cost_ci_high"},
         {"field": "tied", "title": "tied with", "fmt": "text", "tip": "tied_list"},
     ]
+    # run status and the source's headline right after the decision columns (a phone
+    # still shows the success beside the name)
     if any(r["run"].startswith("incomplete") for r in rows):
-        cols.insert(2, {"field": "run", "title": "run", "fmt": "text"})
+        cols.insert(4, {"field": "run", "title": "run", "fmt": "text"})
     if any(r["published"] for r in rows):
-        cols.append({"field": "published", "title": "published by the source",
+        cols.insert(5 if cols[4]["field"] == "run" else 4,
+                    {"field": "published", "title": "published by the source",
                      "fmt": "text"})
     ks = sorted({k[len("pass_at_"):] for r in rows for k in r
                  if k.startswith("pass_at_") and not k.endswith(("_low", "_high"))}, key=int)
@@ -192,21 +279,32 @@ def leaderboard_view(section: dict[str, Any], confidence: float) -> dict[str, An
     cols += [
         {"field": "mean_reward", "title": "mean reward [CI]", "fmt": "num3",
          "lo": "mean_reward_ci_low", "hi": "mean_reward_ci_high"},
-        {"field": "cost_per_episode", "title": "cost / episode", "fmt": "usd",
-         "lo": "cost_ci_low", "hi": "cost_ci_high"},
         {"field": "cost_per_success", "title": "cost / success", "fmt": "usd",
          "lo": "cost_per_success_ci_low", "hi": "cost_per_success_ci_high"},
+        {"field": "tasks", "title": "tasks", "fmt": "int"},
+    ]
+    if section.get("benchmark_size"):
+        cols.append({"field": "coverage", "title": f"coverage of {section['benchmark_size']}",
+                     "fmt": "pct"})
+    cols += [
+        {"field": "episodes", "title": "episodes", "fmt": "int"},
         {"field": "mean_tokens", "title": "tokens / episode", "fmt": "int"},
         {"field": "mean_wall_time_s", "title": "time / episode (s)", "fmt": "num1"},
         {"field": "errors", "title": "errors", "fmt": "int"},
     ]
+    cols, dropped = _pruned(cols, rows)
     notes = ["rank = 1 + the number of rows shown to be better (Holm-adjusted paired test "
              "where compared, else non-overlapping intervals); 'tied with' counts the rows "
              "it cannot be told apart from (hover for their names)"]
+    notes += dropped
     if any(r["outcome_unknown_episodes"] for r in rows):
         notes.append("episodes with an unknown outcome are left out of success rates")
     if any(r["cost_unknown_episodes"] for r in rows):
         notes.append("cost per episode is over episodes with a known cost")
+    if len(rows) > BOARD_ROWS:
+        notes.append(f"the {BOARD_ROWS:,} best-ranked of {len(rows):,} rows are shown; "
+                     "`evalatlas summary` lists them all")
+        rows = rows[:BOARD_ROWS]
     return {"id": f"{section['id']}-leaderboard", "section": section["id"],
             "kind": "leaderboard", "title": "Leaderboard",
             "description": "Sortable: click a column header.", "spec": None,
@@ -220,6 +318,10 @@ def forest_view(section: dict[str, Any], confidence: float) -> dict[str, Any]:
              "episodes": r["episodes"], "tied": bool(r["tied"])}
             for r in leaderboard_rows(section) if r["success_rate"] is not None]
     rows.sort(key=lambda r: (-r["success_rate"], r["name"]))
+    notes = []
+    if len(rows) > FOREST_ROWS:
+        notes.append(f"the {FOREST_ROWS} highest success rates of {len(rows):,} are drawn")
+        rows = rows[:FOREST_ROWS]
     tooltip = [{"field": "name", "type": "nominal", "title": section["group_by"]},
                _pct("success_rate", "success"), _pct("low", f"{pct} low"),
                _pct("high", f"{pct} high"),
@@ -236,27 +338,30 @@ def forest_view(section: dict[str, Any], confidence: float) -> dict[str, Any]:
                         {"field": "low", "title": f"{pct} low", "fmt": "pct"},
                         {"field": "high", "title": f"{pct} high", "fmt": "pct"},
                         {"field": "episodes", "title": "episodes", "fmt": "int"}],
-            "notes": []}
+            "notes": notes}
 
 
 def pairs_view(section: dict[str, Any], alpha: float) -> dict[str, Any] | None:
     pairs = section["pairs"]
     if len(pairs["agents"]) < 2:
         return None
+    # one row per pair (the table, CSV and JSON), written with the better side as A;
+    # the matrix draws both triangles from them (pair_cells, and the page's own copy)
     rows = []
     for p in pairs["rows"]:
-        for a, b, sign in ((p["a"], p["b"], 1), (p["b"], p["a"], -1)):
-            d = p["diff"]
-            lo, hi = p["diff_ci_low"], p["diff_ci_high"]
-            if sign < 0:
-                d = -d if d is not None else None
-                lo, hi = (-hi if hi is not None else None), (-lo if lo is not None else None)
-            verdict = ("not significant" if not p["significant"] or d is None
-                       else ("row better" if d > 0 else "column better"))
-            rows.append({"a": a, "b": b, "diff": d, "low": lo, "high": hi,
-                         "test": p["test"], "p": p["p"], "p_holm": p["p_holm"],
-                         "shared_tasks": p["shared_tasks"], "verdict": verdict,
-                         "label": "" if d is None else f"{100 * d:+.0f}"})
+        d = p["diff"]
+        flip = d is not None and d < 0
+        a, b = (p["b"], p["a"]) if flip else (p["a"], p["b"])
+        lo, hi = p["diff_ci_low"], p["diff_ci_high"]
+        if flip:
+            d = -d
+            lo, hi = (-hi if hi is not None else None), (-lo if lo is not None else None)
+        verdict = ("not significant" if not p["significant"] or d is None
+                   else ("row better" if d > 0 else "column better"))
+        rows.append({"a": a, "b": b, "diff": d, "low": lo, "high": hi,
+                     "test": p["test"], "p": p["p"], "p_holm": p["p_holm"],
+                     "shared_tasks": p["shared_tasks"], "verdict": verdict,
+                     "label": "" if d is None else f"{100 * d:+.0f}"})
     order = pairs["agents"]
     index = {name: i for i, name in enumerate(order)}
     for r in rows:
@@ -297,8 +402,8 @@ def pairs_view(section: dict[str, Any], alpha: float) -> dict[str, Any] | None:
             "description": ("Cell: success of the row minus the column on their shared "
                             f"tasks, in points; coloured when the Holm-adjusted p < {alpha}"
                             " (McNemar with one attempt per task, else Wilcoxon)."),
-            "spec": spec, "rows": rows,
-            "columns": [{"field": "a", "title": "A", "fmt": "name"},
+            "spec": spec, "rows": rows, "mirror": True,
+            "columns": [{"field": "a", "title": "A (better or equal)", "fmt": "name"},
                         {"field": "b", "title": "B", "fmt": "name"},
                         {"field": "diff", "title": "A - B [CI]", "fmt": "pts",
                          "lo": "low", "hi": "high"},
@@ -326,10 +431,24 @@ def cost_view(section: dict[str, Any], confidence: float) -> dict[str, Any] | No
                      "frontier": "on the frontier" if r["pareto"] else "dominated"})
     if not rows:
         return None
+    notes = []
+    n_all = len(rows)
+    if n_all > COST_POINTS:
+        rows.sort(key=lambda r: (not r["pareto"], -r["success_rate"], r["name"]))
+        rows = rows[:COST_POINTS]
+        notes.append(f"{COST_POINTS} of {n_all:,} agents are drawn: the frontier, then the "
+                     "highest success rates")
     rows.sort(key=lambda r: r["cost"])
-    x = {"field": "cost", "type": "quantitative", "scale": {"type": "log"},
+    # label priority: the frontier first, then by success; the page hides a label that
+    # would overlap one placed before it (the point and its tooltip stay)
+    for i, r in enumerate(sorted(rows, key=lambda r: (not r["pareto"], -r["success_rate"],
+                                                       r["name"]))):
+        r["label_order"] = i
+    x = {"field": "cost", "type": "quantitative",
+         "scale": {"type": "log", "domain": _log_domain(rows), "nice": False},
          "axis": {"title": "cost per episode (USD, log scale)", "format": "$.3~g"}}
-    y = {"field": "success_rate", "type": "quantitative", "scale": {"domain": [0, 1]},
+    y = {"field": "success_rate", "type": "quantitative",
+         "scale": {"domain": _rate_domain(rows), "nice": False},
          "axis": {"title": f"success rate ({pct} interval)", "format": "%"}}
     tooltip = [{"field": "name", "title": section["group_by"]},
                {"field": "cost", "type": "quantitative", "title": "cost / episode",
@@ -354,12 +473,14 @@ def cost_view(section: dict[str, Any], confidence: float) -> dict[str, Any] | No
                                 "scale": {"domain": ["on the frontier", "dominated"],
                                           "range": [GOOD, ACCENT]}}}},
     ]
-    # names beside the points: all of them when few, else the frontier's only
+    # names beside the points: all of them when few, else the frontier's only; drawn in
+    # label_order so that the page's de-overlap keeps the important ones
     spec["layer"].append(
-        {**({} if len(rows) <= 15 else {"transform": [{"filter": "datum.pareto"}]}),
+        {**({} if len(rows) <= 30 else {"transform": [{"filter": "datum.pareto"}]}),
          "mark": {"type": "text", "align": "left", "dx": 7, "dy": -7, "fontSize": 10,
                   "color": INK, "limit": 130, "clip": True},
-         "encoding": {"x": x, "y": y, "text": {"field": "name"}}})
+         "encoding": {"x": x, "y": y, "text": {"field": "name"},
+                      "order": {"field": "label_order", "type": "quantitative"}}})
     return {"id": f"{section['id']}-cost", "section": section["id"], "kind": "cost",
             "title": "Cost vs success rate",
             "description": ("Each point an agent; lines are intervals both ways; the dashed "
@@ -372,8 +493,30 @@ def cost_view(section: dict[str, Any], confidence: float) -> dict[str, Any] | No
                         {"field": "success_rate", "title": "success [CI]", "fmt": "pct",
                          "lo": "low", "hi": "high"},
                         {"field": "pareto", "title": "Pareto", "fmt": "bool"}],
-            "notes": ["agents with an unknown or zero cost are not drawn (log axis)"]
-            if len(rows) < len(section["leaderboard"]) else []}
+            "labels": "deoverlap",
+            "notes": notes + (["agents with an unknown or zero cost are not drawn (log axis)"]
+                              if n_all < len(section["leaderboard"]) else [])}
+
+
+def _log_domain(rows: list[dict[str, Any]]) -> list[float]:
+    """The cost axis: from the smallest to the largest cost or interval end drawn, a
+    little wider on each side (a log axis from 0 is impossible, a fixed one wastes room)."""
+    vals = [v for r in rows for v in (r["cost"], r["cost_low"], r["cost_high"])
+            if isinstance(v, float | int) and v > 0]
+    lo, hi = min(vals), max(vals)
+    if hi <= lo:
+        return [lo / 2, hi * 2]
+    pad = (hi / lo) ** 0.05
+    return [lo / pad, hi * pad]
+
+
+def _rate_domain(rows: list[dict[str, Any]]) -> list[float]:
+    """The success axis: the data's range (rates and interval ends) padded by 5 points,
+    within [0, 1]."""
+    vals = [v for r in rows for v in (r["success_rate"], r["low"], r["high"])
+            if isinstance(v, float | int)]
+    lo, hi = min(vals), max(vals)
+    return [max(0.0, lo - 0.05), min(1.0, hi + 0.05)]
 
 
 def heatmap_rows(heat: dict[str, Any]) -> list[dict[str, Any]]:
@@ -445,7 +588,7 @@ def heatmap_view(section: dict[str, Any]) -> dict[str, Any] | None:
             "description": "Success per agent and task (share of attempts); click a cell "
                            "to open the task below. The table has one row per task; the "
                            "downloads have every cell.",
-            "columns": [{"field": "task", "title": "task", "fmt": "name"},
+            "columns": [{"field": "task", "title": "task", "fmt": "task"},
                         {"field": "rate", "title": "mean success over agents", "fmt": "pct"},
                         {"field": "known", "title": "agents with an outcome", "fmt": "int"},
                         {"field": "missing", "title": "missing cells", "fmt": "int"},
@@ -745,6 +888,29 @@ def all_views(data: dict[str, Any]) -> list[dict[str, Any]]:
 
     views += failure_views(data.get("failures"))
     return views
+
+
+def pair_cells(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The matrix cells of the paired view: each pair's row, and its mirror (B - A, the
+    interval negated, the verdict seen from the other side). The page does the same."""
+    out = []
+    other = {"row better": "column better", "column better": "row better"}
+    for r in rows:
+        out.append(r)
+        d, lo, hi = r["diff"], r["low"], r["high"]
+        out.append(r | {
+            "a": r["b"], "b": r["a"], "ai": r["bi"], "bi": r["ai"],
+            "diff": None if d is None else -d, "low": None if hi is None else -hi,
+            "high": None if lo is None else -lo,
+            "verdict": other.get(r["verdict"], r["verdict"]),
+            "label": "" if d is None else f"{-100 * d:+.0f}"})
+    return out
+
+
+def chart_rows(view: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows a view's chart draws (its table rows, but both triangles of a matrix)."""
+    rows = view_rows(view, data)
+    return pair_cells(rows) if view.get("mirror") else rows
 
 
 def view_rows(view: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.report.runtime import RuntimeUnavailable
-from evalatlas.report.specs import view_rows, with_values
+from evalatlas.report.specs import chart_rows, with_values
 from evalatlas.safe_write import make_folder, write_bytes, write_text
 
 STATIC_WIDTH = 720
@@ -24,7 +24,7 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 def static_spec(view: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """The view's spec with its rows inlined and a fixed width (no container to fit)."""
-    spec = with_values(view["spec"], view_rows(view, data))
+    spec = with_values(view["spec"], chart_rows(view, data))
     spec = copy.deepcopy(spec)
     if spec.get("width") == "container":
         spec["width"] = STATIC_WIDTH

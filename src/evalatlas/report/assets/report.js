@@ -2,7 +2,20 @@
    Every string from the data goes into the page with textContent, never as markup. */
 (function () {
   'use strict';
-  var R = JSON.parse(document.getElementById('report-data').textContent);
+  // the data come gzip-packed in base64 (see packed() in html.py): inflated with the
+  // browser's own DecompressionStream, then the page is built from them
+  function inflate(id) {
+    var el = document.getElementById(id);
+    var b64 = el ? el.textContent.trim() : '';
+    if (!b64) return Promise.resolve(null);
+    var bin = atob(b64), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text().then(function (text) { return JSON.parse(text); });
+  }
+  inflate('report-data').then(main).catch(function (err) { console.error(err); });
+
+  function main(R) {
   var B36 = '0123456789abcdefghijklmnopqrstuvwxyz';
   var views = {};
   R.views.forEach(function (v) { views[v.id] = v; });
@@ -26,6 +39,7 @@
     bool: function (x) { return x === true ? 'yes' : x === false ? 'no' : '-'; },
     text: function (x) { return x === null || x === undefined ? '' : String(x); },
     name: function (x) { return x === null || x === undefined ? '-' : String(x); },
+    task: function (x) { return x === null || x === undefined ? '-' : String(x); },
     path: function (x) { return x === null || x === undefined ? '-' : String(x); },
     mono: function (x) { return x === null || x === undefined ? '' : String(x); }
   };
@@ -53,7 +67,7 @@
     var sort = box._sort || null;
     view.columns.forEach(function (col) {
       var th = document.createElement('th');
-      th.className = ['name', 'text', 'path', 'mono'].indexOf(col.fmt) >= 0 ? 'name' : '';
+      th.className = ['name', 'task', 'text', 'path', 'mono'].indexOf(col.fmt) >= 0 ? 'name' : '';
       var b = document.createElement('button');
       b.type = 'button';
       b.textContent = col.title;
@@ -93,7 +107,7 @@
           s.textContent = ' ' + parts[1];
           td.appendChild(s);
         }
-        if (col.fmt === 'name' || col.fmt === 'path') td.title = FMT.text(row[col.field]);
+        if (col.fmt === 'name' || col.fmt === 'path' || col.fmt === 'task') td.title = FMT.text(row[col.field]);
         if (col.tip && row[col.tip]) td.title = String(row[col.tip]);
         td.setAttribute('data-field', col.field);
         var raw = row[col.field];
@@ -135,16 +149,10 @@
   }
   // drill-down episodes come gzip-packed (see packed_drills in html.py)
   R.drills = {};
-  function unpackDrills() {
-    var el = document.getElementById('report-packed');
-    var b64 = el ? el.textContent.trim() : '';
-    if (!b64) return Promise.resolve();
-    var bin = atob(b64), bytes = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-    return new Response(stream).text().then(function (text) { R.drills = JSON.parse(text); });
-  }
-  var drillsReady = unpackDrills().then(function () { setupPickers(); });
+  var drillsReady = inflate('report-packed').then(function (d) {
+    R.drills = d || {};
+    setupPickers();
+  });
   var OUTCOMES = ['failure', 'success', 'unknown'];
   function drillRows(sid, task) {
     var d = R.drills[sid], out = [];
@@ -171,6 +179,27 @@
     });
   }
   function tableRowsOf(view) { return view.heatmap ? taskRows(view.section) : rowsOf(view); }
+  // the paired matrix: one row per pair in the table, both triangles in the chart
+  // (pair_cells in specs.py is the same expansion)
+  var OTHER = {'row better': 'column better', 'column better': 'row better'};
+  function neg(x) { return isNum(x) ? -x : null; }
+  function chartRowsOf(view) {
+    var rows = rowsOf(view);
+    if (!view.mirror) return rows;
+    var out = [];
+    rows.forEach(function (r) {
+      out.push(r);
+      var m = {};
+      Object.keys(r).forEach(function (k) { m[k] = r[k]; });
+      m.a = r.b; m.b = r.a; m.ai = r.bi; m.bi = r.ai;
+      m.diff = neg(r.diff); m.low = neg(r.high); m.high = neg(r.low);
+      m.verdict = OTHER[r.verdict] || r.verdict;
+      m.label = isNum(r.diff) ? ((-r.diff >= 0 ? '+' : '') + Math.round(-100 * r.diff)) : '';
+      if (m.label === '-0') m.label = '+0';
+      out.push(m);
+    });
+    return out;
+  }
   function rowsOf(view) {
     if (view.heatmap) return heatRows(view.section);
     if (view.drill) return drillRows(view.section, state.drillTask[view.section] || 0);
@@ -178,15 +207,34 @@
   }
 
   // --- charts ------------------------------------------------------------------------
+  // labels beside points (cost vs success): keep a label only if it overlaps none kept
+  // before it; they come in priority order (the frontier first), the rest stay hidden
+  // (the point and its tooltip still name the agent)
+  function deoverlap(el) {
+    var kept = [];
+    el.querySelectorAll('svg g.mark-text text').forEach(function (t) {
+      t.removeAttribute('visibility');
+      var r = t.getBoundingClientRect();
+      if (!r.width) return;
+      var hit = kept.some(function (k) {
+        return r.left < k.right && k.left < r.right && r.top < k.bottom && k.top < r.bottom;
+      });
+      if (hit) t.setAttribute('visibility', 'hidden'); else kept.push(r);
+    });
+  }
   function embed(view) {
     var el = document.getElementById('chart-' + view.id);
     if (!el || !view.spec) return Promise.resolve();
     var spec = JSON.parse(JSON.stringify(view.spec));
-    spec.datasets = {rows: rowsOf(view)};
+    spec.datasets = {rows: chartRowsOf(view)};
     var opts = {actions: false, renderer: view.heatmap ? 'canvas' : 'svg', mode: 'vega-lite'};
     if (state.embeds[view.id]) { state.embeds[view.id].finalize(); }
     var p = window.vegaEmbed(el, spec, opts).then(function (res) {
       state.embeds[view.id] = res;
+      if (view.deoverlap) {
+        deoverlap(el);
+        res.view.addResizeListener(function () { setTimeout(function () { deoverlap(el); }, 0); });
+      }
       el.setAttribute('data-rendered', '1');
       if (view.heatmap && !R.heatmaps[view.section].binned) {
         res.view.addEventListener('click', function (evt, item) {
@@ -232,6 +280,8 @@
   }
   function showTask(sid, idx) {
     state.drillTask[sid] = idx;
+    var full = document.getElementById('task-' + sid);
+    if (full && R.drills[sid]) full.textContent = R.drills[sid].tasks[idx] || '';
     var v = views[sid + '-drill'];
     if (!v) return;
     var box = document.getElementById('table-' + v.id);
@@ -250,6 +300,8 @@
         sel.appendChild(o);
       });
       sel.addEventListener('change', function () { showTask(sid, parseInt(sel.value, 10)); });
+      var full = document.getElementById('task-' + sid);
+      if (full) full.textContent = R.drills[sid].tasks[0] || '';
     });
   }
 
@@ -312,7 +364,30 @@
       });
     };
     R.views.forEach(function (v) { var el = document.getElementById(v.id); if (el) io.observe(el); });
+    // then every other view, one at a time in page order while the reader reads: a
+    // printed or saved page (which does not scroll) has every chart drawn
+    var background = function () {
+      if (busy) { setTimeout(background, 50); return; }
+      var next = R.views.filter(function (v) { return !state.rendered[v.id]; })[0];
+      if (!next) return;
+      busy = true;
+      Promise.resolve(render(next.id)).then(function () {
+        busy = false;
+        setTimeout(background, 0);
+      });
+    };
+    if (document.readyState === 'complete') setTimeout(background, 300);
+    else window.addEventListener('load', function () { setTimeout(background, 300); });
   } else {
     renderAll();
+  }
+  // printing draws everything at once (the browser asks before it lays out the pages)
+  window.addEventListener('beforeprint', function () { renderAll(); });
+  if (window.matchMedia) {
+    var printing = window.matchMedia('print');
+    var onPrint = function (e) { if (e.matches) renderAll(); };
+    if (printing.addEventListener) printing.addEventListener('change', onPrint);
+    else if (printing.addListener) printing.addListener(onPrint);
+  }
   }
 })();
