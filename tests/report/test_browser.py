@@ -233,3 +233,132 @@ def test_framework_comparison_report(browser_context: Any, upstream_reports: dic
     for n in range(len(upstream_reports)):
         assert {f"chart-fw{n}-scorecard", f"chart-fw{n}-latency"} <= ids, ids
     opened.page.close()
+
+
+def _cell_box(page: Any, view_id: str, field: str) -> dict[str, float]:
+    return page.evaluate("""([id, f]) => {
+      const td = document.querySelector('#table-' + id + ' tbody tr td[data-field="' + f + '"]');
+      const r = td.getBoundingClientRect();
+      return {left: r.left, right: r.right, width: r.width};
+    }""", [view_id, field])
+
+
+def test_leaderboard_fits_desktop_and_phone(browser_context: Any,
+                                           demo_report: tuple[Path, Path],
+                                           tmp_path: Path) -> None:
+    """1280 px: success, its interval and cost show without scrolling; 390 px: the
+    success rate shows beside the name."""
+    _, html = demo_report
+    opened = open_report(browser_context, html, width=1280, render_all=False)
+    page = opened.page
+    for field in ("name", "success_rate", "cost_per_episode"):
+        box = _cell_box(page, "s0-leaderboard", field)
+        assert 0 <= box["left"] and box["right"] <= 1280, (field, box)
+    text = page.inner_text("#table-s0-leaderboard tbody tr:first-child "
+                           "td[data-field=success_rate]")
+    assert "%" in text and "[" in text  # the rate and its interval
+    headers = page.eval_on_selector_all("#table-s0-leaderboard th",
+                                        "hs => hs.map(h => h.textContent)")
+    assert "episodes" not in headers and "pass^1" not in headers  # constant / redundant
+    notes = page.inner_text("#s0-leaderboard ul.notes")
+    assert "the same in every row: tasks 20" in notes and "pass^1" in notes
+    page.screenshot(path=str(tmp_path / "desktop.png"))
+    page.close()
+    opened = open_report(browser_context, html, width=390, height=844, render_all=False)
+    box = _cell_box(opened.page, "s0-leaderboard", "success_rate")
+    assert 0 <= box["left"] and box["right"] <= 390, box
+    opened.page.screenshot(path=str(tmp_path / "phone.png"))
+    opened.page.close()
+
+
+def test_print_draws_every_chart(browser_context: Any,
+                                 demo_report: tuple[Path, Path]) -> None:
+    """Printed (or saved as PDF) without scrolling: every chart is drawn with marks."""
+    _, html = demo_report
+    opened = open_report(browser_context, html, render_all=False)
+    page = opened.page
+    page.emulate_media(media="print")
+    page.wait_for_function("""() => Array.from(document.querySelectorAll('.chart'))
+        .every(c => c.getAttribute('data-rendered') === '1')""", timeout=30_000)
+    from report_browser import CHARTS_JS
+
+    charts = page.evaluate(CHARTS_JS)
+    assert len(charts) == 8  # ability included: the demo store has an ATLAS fit
+    for c in charts:
+        assert c["svg_marks"] > 0 or c["canvas"] > 0, c
+    assert page.evaluate("() => getComputedStyle(document.querySelector('nav')).display") \
+        == "none"
+    assert opened.console_errors == [] and opened.page_errors == []
+    page.close()
+
+
+def test_pairs_table_once_matrix_both_ways_with_hover(browser_context: Any,
+                                                      demo_report: tuple[Path, Path]) -> None:
+    _, html = demo_report
+    opened = open_report(browser_context, html)
+    page = opened.page
+    rows = leaderboard(page, "s0-pairs")
+    assert len(rows) == 3  # 3 agents: 3 pairs, each once
+    assert all(r["diff"] >= 0 for r in rows)
+    cells = page.locator("#chart-s0-pairs svg g.mark-rect path")
+    assert cells.count() == 6  # both triangles of the matrix
+    cells.nth(0).scroll_into_view_if_needed()
+    box = cells.nth(0).bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2  # on the number
+    page.mouse.move(x - 2, y - 2)
+    page.mouse.move(x, y)
+    page.wait_for_selector("#vg-tooltip-element.visible", timeout=5_000)
+    tip = page.inner_text("#vg-tooltip-element")
+    assert "A - B" in tip and "Holm p" in tip and "%" in tip
+    labels = page.eval_on_selector_all("#chart-s0-pairs svg g.role-axis-label text",
+                                       "ts => ts.map(t => t.textContent)")
+    assert {"planner-sonnet", "react-gpt-4o", "tiny-mini"} <= set(labels)  # not cut
+    page.close()
+
+
+def _boxes_overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (a["left"] < b["right"] and b["left"] < a["right"]
+            and a["top"] < b["bottom"] and b["top"] < a["bottom"])
+
+
+def test_cost_labels_do_not_overlap_and_task_ids_wrap(browser_context: Any,
+                                                      tmp_path: Path) -> None:
+    """25 agents of nearly equal cost: the labels shown never overlap (the rest stay in
+    the tooltip); long task ids wrap on a phone instead of being cut."""
+    from synthetic import build_store
+
+    from evalatlas.store.db import Store
+
+    db = tmp_path / "c.duckdb"
+    build_store(db, 25, 30)
+    long_id = "django__django-11099-" + "with-a-long-suffix-" * 2 + "end"  # 62 characters
+    with Store(db) as store:
+        store.con.execute("UPDATE episodes SET task_id = ? WHERE task_id = 'task-00003'",
+                          [long_id])
+    html = tmp_path / "c.html"
+    _cli("--db", str(db), "report", "-o", str(html))
+    opened = open_report(browser_context, html)
+    _assert_clean(opened, html.resolve().as_uri())
+    page = opened.page
+    boxes = page.evaluate("""() => Array.from(
+        document.querySelectorAll('#chart-s0-cost svg g.mark-text text'))
+        .filter(t => t.getAttribute('visibility') !== 'hidden')
+        .map(t => { const r = t.getBoundingClientRect();
+                    return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; })
+        .filter(r => r.right > r.left)""")
+    assert len(boxes) >= 3
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not _boxes_overlap(a, b), (a, b)
+    page.close()
+    opened = open_report(browser_context, html, width=390, height=844)
+    page = opened.page
+    cell = page.evaluate("""(id) => {
+      const td = Array.from(document.querySelectorAll('#table-s0-heatmap td.task'))
+        .find(td => td.textContent === id);
+      return td ? {scroll: td.scrollWidth, client: td.clientWidth,
+                   right: td.getBoundingClientRect().right} : null;
+    }""", long_id)
+    assert cell is not None, "the long task id is not shown whole"
+    assert cell["scroll"] <= cell["client"] + 1  # wrapped, not cut
+    page.close()

@@ -373,9 +373,10 @@ def pairs_view(section: dict[str, Any], alpha: float) -> dict[str, Any] | None:
     # sorted by an index field: an explicit list of names would be compiled by Vega-Lite
     # into an expression with the names in it, and data never becomes an expression
     enc_x = {"field": "b", "type": "nominal", "sort": {"field": "bi", "op": "min"},
-             "axis": {"title": "column (B)", "labelAngle": -40, "labelLimit": 120}}
+             "axis": {"title": "column (B)", "labelAngle": -40, "labelLimit": 160,
+                      "labelFontSize": 11}}
     enc_y = {"field": "a", "type": "nominal", "sort": {"field": "ai", "op": "min"},
-             "axis": {"title": "row (A)", "labelLimit": 150}}
+             "axis": {"title": "row (A)", "labelLimit": 170, "labelFontSize": 11}}
     tooltip = [{"field": "a", "title": "A"}, {"field": "b", "title": "B"},
                {"field": "diff", "type": "quantitative", "title": "A - B", "format": "+.1%"},
                {"field": "low", "type": "quantitative", "title": "low", "format": "+.1%"},
@@ -395,8 +396,10 @@ def pairs_view(section: dict[str, Any], alpha: float) -> dict[str, Any] | None:
                       "tooltip": tooltip}},
     ]
     if n <= 12:
+        # the number carries the same tooltip: hovering it must show the cell's numbers
         spec["layer"].append({"mark": {"type": "text", "fontSize": 10, "color": INK},
-                              "encoding": {"text": {"field": "label"}}})
+                              "encoding": {"text": {"field": "label"},
+                                           "tooltip": tooltip}})
     return {"id": f"{section['id']}-pairs", "section": section["id"], "kind": "pairs",
             "title": "Paired comparisons",
             "description": ("Cell: success of the row minus the column on their shared "
