@@ -27,7 +27,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_report import build_store  # noqa: E402
-
 from evalatlas.store.db import Store  # noqa: E402
 
 EVALATLAS = str(Path(sys.executable).with_name("evalatlas"))

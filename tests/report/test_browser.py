@@ -64,10 +64,9 @@ def test_demo_report_offline_all_views_drawn(browser_context: Any,
 
 
 def _close(a: Any, b: Any) -> bool:
-    """Equal to the 7 significant digits the page keeps (PAGE_DIGITS)."""
     if a is None or b is None:
         return a is None and b is None
-    return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-12)
+    return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-12)
 
 
 def test_leaderboard_equals_summary_json(browser_context: Any,
@@ -253,7 +252,7 @@ def test_leaderboard_fits_desktop_and_phone(browser_context: Any,
     page = opened.page
     for field in ("name", "success_rate", "cost_per_episode"):
         box = _cell_box(page, "s0-leaderboard", field)
-        assert 0 <= box["left"] and box["right"] <= 1280, (field, box)
+        assert box["left"] >= 0 and box["right"] <= 1280, (field, box)
     text = page.inner_text("#table-s0-leaderboard tbody tr:first-child "
                            "td[data-field=success_rate]")
     assert "%" in text and "[" in text  # the rate and its interval
@@ -266,7 +265,7 @@ def test_leaderboard_fits_desktop_and_phone(browser_context: Any,
     page.close()
     opened = open_report(browser_context, html, width=390, height=844, render_all=False)
     box = _cell_box(opened.page, "s0-leaderboard", "success_rate")
-    assert 0 <= box["left"] and box["right"] <= 390, box
+    assert box["left"] >= 0 and box["right"] <= 390, box
     opened.page.screenshot(path=str(tmp_path / "phone.png"))
     opened.page.close()
 

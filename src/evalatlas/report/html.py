@@ -50,27 +50,10 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-PAGE_DIGITS = 7
-"""Significant digits of a number in the page's rows (the tables show at most four;
-``evalatlas report --format json`` keeps every digit). Eighteen-character floats were a
-third of a 50-agent page."""
-
-
-def _short_numbers(value: Any) -> Any:
-    if isinstance(value, float):
-        return float(f"{value:.{PAGE_DIGITS}g}")
-    if isinstance(value, dict):
-        return {k: _short_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_short_numbers(v) for v in value]
-    return value
-
-
 def page_data(data: dict[str, Any], views: list[dict[str, Any]]) -> dict[str, Any]:
     """What the page script needs: views, and per section the compact heatmap/drill data."""
     slim_views = []
     for v in views:
-        v = {**v, "rows": _short_numbers(v["rows"])} if v.get("rows") else v
         slim_views.append({k: v[k] for k in ("id", "section", "kind", "title", "spec",
                                              "rows", "columns") if k in v}
                           | {"heatmap": bool(v.get("heatmap")), "drill": bool(v.get("drill")),
