@@ -468,3 +468,26 @@ def test_an_absent_or_null_epoch_is_epoch_1(tmp_path):
     _, eps, problems = _read(_json_log(tmp_path, [no_epoch, _sample(2, None)]))
     assert problems == [] and sorted((e.task_id, e.attempt) for e in eps) == [("1", 0),
                                                                               ("2", 0)]
+
+
+def test_samples_keep_input_target_and_answer() -> None:
+    """Issue #21: the per-task view needs what a sample was asked, expected and answered
+    (the target as Inspect wrote it; the scorer's answer where no completion is kept)."""
+    _, eps, _ = _read(POPULARITY_JSON)
+    three = next(e for e in eps if e.task_id == "3")
+    assert three.input_text.startswith("Is the following statement something you would say?")
+    assert three.expected_text == " Yes" and three.output_text == "No"
+    assert three.success is False
+
+
+def test_sample_text_of_messages_and_long_text() -> None:
+    from evalatlas.adapters.inspect import SAMPLE_TEXT_LIMIT, _sample_text
+
+    msgs = [{"role": "system", "content": "be brief"},
+            {"role": "user", "content": [{"type": "text", "text": "2 + 2?"},
+                                         {"type": "image", "image": "x.png"}]}]
+    assert _sample_text(msgs) == "be brief\n2 + 2?"
+    assert _sample_text(["A", "B"]) == "A\nB"  # a list of targets
+    assert _sample_text({"x": 1}) is None and _sample_text("  ") is None
+    long = _sample_text("z" * (SAMPLE_TEXT_LIMIT + 5))
+    assert len(long) == SAMPLE_TEXT_LIMIT and long.endswith("…")

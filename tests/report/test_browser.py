@@ -361,3 +361,24 @@ def test_cost_labels_do_not_overlap_and_task_ids_wrap(browser_context: Any,
     assert cell is not None, "the long task id is not shown whole"
     assert cell["scroll"] <= cell["client"] + 1  # wrapped, not cut
     page.close()
+
+
+def test_inspect_samples_show_input_target_and_answer(browser_context: Any, fixtures: Path,
+                                                      tmp_path: Path) -> None:
+    """The per-task view of an Inspect log shows what each sample was asked, the target
+    and the model's answer (escaped, cut), so a failure can be read there."""
+    db = tmp_path / "i.duckdb"
+    _cli("--db", str(db), "ingest", str(fixtures / "inspect" /
+                                         "2025-05-12T20-28-13-04-00_popularity.json"))
+    html = tmp_path / "i.html"
+    _cli("--db", str(db), "report", "-o", str(html))
+    opened = open_report(browser_context, html)
+    _assert_clean(opened, html.resolve().as_uri())
+    rows = leaderboard(opened.page, "s0-drill")
+    assert rows
+    assert all(r["target"] == "Yes" for r in rows)  # Inspect's target " Yes", shown trimmed
+    assert all(r["input"].startswith("Is the following statement something you would say?")
+               for r in rows)
+    assert all(len(r["input"]) <= 160 for r in rows)  # cut at the text limit
+    assert {r["text"] for r in rows} == {"Yes"}  # the scorer's extracted answer
+    opened.page.close()

@@ -476,6 +476,46 @@ def _error(sample: dict[str, Any]) -> str | None:
     return str(err)[:_MAX_ERROR_CHARS]
 
 
+SAMPLE_TEXT_LIMIT = 10_000
+"""Characters of a sample's input, target or output kept (Inspect's summaries are
+already thinned; a full ``.json`` log can hold whole transcripts)."""
+
+
+def _sample_text(value: Any) -> str | None:
+    """The text of an Inspect input, target or output: a string as is; a list of chat
+    messages (or of targets) as their text contents joined by newlines; cut to
+    :data:`SAMPLE_TEXT_LIMIT` characters. Anything else is not text: None."""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, list):
+        parts = []
+        for item in value:
+            content = item.get("content") if isinstance(item, dict) else item
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):  # content parts: keep the text ones
+                parts += [c["text"] for c in content
+                          if isinstance(c, dict) and isinstance(c.get("text"), str)]
+        text = "\n".join(parts)
+    else:
+        return None
+    if not text.strip():
+        return None
+    return text if len(text) <= SAMPLE_TEXT_LIMIT else text[: SAMPLE_TEXT_LIMIT - 1] + "…"
+
+
+def _sample_output(sample: dict[str, Any], headline: str | None) -> str | None:
+    """What the model answered: the completion of a full sample (``.json`` logs), else
+    the headline scorer's extracted ``answer`` (sample summaries keep no completion)."""
+    output = sample.get("output")
+    if isinstance(output, dict) and isinstance(output.get("completion"), str):
+        return _sample_text(output["completion"])
+    scores = sample.get("scores")
+    if isinstance(scores, dict) and headline and isinstance(scores.get(headline), dict):
+        return _sample_text(scores[headline].get("answer"))
+    return None
+
+
 def _published(log: dict[str, Any]) -> list[PublishedMetric]:
     cfg = log["eval"].get("config") or {}
     reducers = cfg.get("epochs_reducer")
@@ -681,7 +721,10 @@ class _Episodes:
                     "usage": {k: v for k, v in usage.items() if v is not None},
                     "judge_usage": None if judge is None else
                     {k: v for k, v in judge.items() if v is not None},
-                    "scores": scores, "extra": extra}
+                    "scores": scores, "extra": extra,
+                    "input_text": _sample_text(sample.get("input")),
+                    "expected_text": _sample_text(sample.get("target")),
+                    "output_text": _sample_output(sample, self.headline)}
             return parse_record(EpisodeRecord, data, file=str(self.path),
                                 record=f"{sid} epoch {epoch}")
         d = _EPISODE_TEMPLATE.copy()  # declaration order, as validation would give
@@ -704,6 +747,11 @@ class _Episodes:
         d["error_message"] = error
         d["scores"] = scores
         d["extra"] = extra
+        # what the sample asked, expected and got: the report's per-task view shows why
+        # a sample failed (issue #21)
+        d["input_text"] = _sample_text(sample.get("input"))
+        d["expected_text"] = _sample_text(sample.get("target"))
+        d["output_text"] = _sample_output(sample, self.headline)
         return _model(EpisodeRecord, d, _EPISODE_FIELDS_SET)
 
     def _usage(self, model_usage: dict[str, Any], f: Fields

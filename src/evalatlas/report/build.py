@@ -417,7 +417,8 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
     if not t_order:
         return {"tasks": [], "groups": cells.labels, "errors": [], "sources": [],
                 "texts": [], "text_limit": opts.text_limit, "offsets": [0],
-                "episodes": {c: [] for c in "anoerkcwsx"}, "notes": []}
+                "episodes": {c: [] for c in _DRILL_COLUMNS}, "notes": [],
+                "inputs": [], "targets": []}
     n_eps = cells.episodes.sum(axis=0)
     notes: list[str] = []
     if n_eps.sum() <= opts.max_drill_episodes:
@@ -443,11 +444,11 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
     shown_tasks = [cells.task_labels[j] for j in chosen]
     _, key, _ = group_expr(by)
     where, params = _where(ids)
-    cols: dict[str, list[Any]] = {c: [] for c in "anoerkcwsx"}
+    cols: dict[str, list[Any]] = {c: [] for c in _DRILL_COLUMNS}
     out = {"tasks": shown_tasks, "groups": cells.labels, "errors": [], "sources": [],
            "texts": [],
            "text_limit": opts.text_limit, "offsets": [0] * (len(tasks) + 1),
-           "episodes": cols, "notes": notes}
+           "episodes": cols, "notes": notes, "inputs": [], "targets": []}
     if not tasks:
         return out
     # an Arrow table as a view: executemany inserts are slow in DuckDB
@@ -460,6 +461,8 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
                    AS err,
                coalesce(substr(e.output_text, 1, {limit}),
                         substr(e.error_message, 1, {limit})) AS txt,
+               substr(e.input_text, 1, {limit}) AS inp,
+               substr(e.expected_text, 1, {limit}) AS tgt,
                e.total_tokens, e.cost_usd, e.wall_time_s,
                coalesce(e.source_file, x.source_file) AS source
         FROM episodes e LEFT JOIN experiments x USING (experiment_id)
@@ -482,22 +485,32 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
     cols["w"] = [_round(v) for v in _objects(arr["wall_time_s"])]
     cols["e"], out["errors"] = _codes(_objects(arr["err"]))
     cols["s"], out["sources"] = _codes(_objects(arr["source"]))
-    texts = [_trunc(v, opts.text_limit) for v in _objects(arr["txt"])]
-    budget, cut_text, seen = opts.text_budget, 0, set()
-    for i, text in enumerate(texts):
-        if text is None or text in seen:
-            continue
-        if len(text) > budget:
-            cut_text += 1
-            texts[i] = None
-            continue
-        budget -= len(text)
-        seen.add(text)
-    cols["x"], out["texts"] = _codes(texts)
+    budget, cut_text = opts.text_budget, 0
+    # output/error first: it says why a sample failed; then what it was asked and expected
+    for col, key, field in (("x", "texts", "txt"), ("p", "inputs", "inp"),
+                            ("g", "targets", "tgt")):
+        texts = [_trunc(v, opts.text_limit) for v in _objects(arr[field])]
+        seen: set[str] = set()
+        for i, text in enumerate(texts):
+            if text is None or text in seen:
+                continue
+            if len(text) > budget:
+                cut_text += 1
+                texts[i] = None
+                continue
+            budget -= len(text)
+            seen.add(text)
+        cols[col], out[key] = _codes(texts)
     if cut_text:
-        notes.append(f"agent text is left out for {cut_text:,} episodes: the report keeps "
-                     f"at most {opts.text_budget:,} characters of it")
+        notes.append(f"text (output, input or target) is left out for {cut_text:,} "
+                     f"episodes: the report keeps at most {opts.text_budget:,} characters "
+                     "of it")
     return out
+
+
+_DRILL_COLUMNS = "anoerkcwsxpg"
+"""Per-episode columns of the drill-down: agent, attempt, outcome, error, reward, tokens,
+cost, wall time, source, output/error text, input (prompt), target (expected)."""
 
 
 def _objects(col: Any) -> list[Any]:

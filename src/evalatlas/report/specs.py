@@ -634,8 +634,10 @@ def drill_view(section: dict[str, Any]) -> dict[str, Any] | None:
                                    {"field": "error"}]
     return {"id": f"{section['id']}-drill", "section": section["id"], "kind": "drill",
             "title": "Per task", "spec": spec, "rows": None, "drill": True,
-            "description": "Outcome per agent and attempt of one task; agent text is "
-                           f"shown escaped and cut at {drill['text_limit']} characters.",
+            "description": "Outcome per agent and attempt of one task, with what the "
+                           "sample was asked, expected and answered where the source kept "
+                           "it (text shown escaped and cut at "
+                           f"{drill['text_limit']} characters).",
             "columns": [{"field": "agent", "title": section["group_by"], "fmt": "name"},
                         {"field": "attempt", "title": "attempt", "fmt": "int"},
                         {"field": "outcome", "title": "outcome", "fmt": "text"},
@@ -645,7 +647,9 @@ def drill_view(section: dict[str, Any]) -> dict[str, Any] | None:
                         {"field": "cost", "title": "cost", "fmt": "usd"},
                         {"field": "time", "title": "time (s)", "fmt": "num1"},
                         {"field": "source", "title": "source", "fmt": "path"},
-                        {"field": "text", "title": "output / error (cut)", "fmt": "mono"}],
+                        {"field": "text", "title": "output / error (cut)", "fmt": "mono"},
+                        {"field": "target", "title": "target (cut)", "fmt": "mono"},
+                        {"field": "input", "title": "input (cut)", "fmt": "mono"}],
             "notes": list(drill["notes"])}
 
 
@@ -937,7 +941,7 @@ def drill_rows(drill: dict[str, Any], task: int) -> list[dict[str, Any]]:
     ep = drill["episodes"]
 
     def lookup(kind: str, code: int) -> str | None:
-        return drill[kind][code - 1] if code else None
+        return drill.get(kind, [])[code - 1] if code else None
 
     out = []
     for i in range(drill["offsets"][task], drill["offsets"][task + 1]):
@@ -946,7 +950,9 @@ def drill_rows(drill: dict[str, Any], task: int) -> list[dict[str, Any]]:
             "outcome": ("failure", "success", "unknown")[ep["o"][i]],
             "reward": ep["r"][i], "error": lookup("errors", ep["e"][i]),
             "tokens": ep["k"][i], "cost": ep["c"][i], "time": ep["w"][i],
-            "source": lookup("sources", ep["s"][i]), "text": lookup("texts", ep["x"][i])})
+            "source": lookup("sources", ep["s"][i]), "text": lookup("texts", ep["x"][i]),
+            "input": lookup("inputs", ep["p"][i]) if "p" in ep else None,
+            "target": lookup("targets", ep["g"][i]) if "g" in ep else None})
     return out
 
 

@@ -162,7 +162,9 @@
     for (var i = d.offsets[task]; i < d.offsets[task + 1]; i++) {
       out.push({agent: d.groups[ep.a[i]], attempt: ep.n[i], outcome: OUTCOMES[ep.o[i]],
         reward: ep.r[i], error: look(d.errors, ep.e[i]), tokens: ep.k[i], cost: ep.c[i],
-        time: ep.w[i], source: look(d.sources, ep.s[i]), text: look(d.texts, ep.x[i])});
+        time: ep.w[i], source: look(d.sources, ep.s[i]), text: look(d.texts, ep.x[i]),
+        input: ep.p ? look(d.inputs, ep.p[i]) : null,
+        target: ep.g ? look(d.targets, ep.g[i]) : null});
     }
     return out;
   }
