@@ -49,8 +49,8 @@ from evalatlas.store.queries import (
     OUTCOMES,
     clear_quarantine_rows,
     quarantine_rows,
-    unmatched_experiments,
 )
+from evalatlas.store.selection import select_experiments
 from evalatlas.store.sides import load_side, pick_score, resolve
 from evalatlas.store.speedups import benchmark_detail, load_speedup_rows
 from evalatlas.store.tiers import load_tier_runs
@@ -148,13 +148,13 @@ class Store(_db.Store):
 
         return is_empty(self)
 
-    def export_jsonl(self, path: str | Path, experiment: list[str] | None = None) -> int:
+    def export_jsonl(self, path: str | Path, experiment: str | Sequence[str] | None = None) -> int:
         """Write experiment records, then one self-contained EpisodeRecord per line, then
         measurements (redacted); ``ingest`` of the file rebuilds the same store. Returns
         the number of episodes written. ``experiment``: only these (ids or names)."""
         from evalatlas.store.export import export_jsonl
 
-        return export_jsonl(self, Path(path), experiment)
+        return export_jsonl(self, Path(path), select_experiments(self, experiment))
 
     def export_parquet(self, directory: str | Path) -> dict[str, int]:
         """Every table as ``<table>.parquet`` in ``directory`` (pandas, polars, Spark,
@@ -164,7 +164,7 @@ class Store(_db.Store):
         return export_parquet(self, Path(directory))
 
     def export_eee(
-        self, directory: str | Path, experiment: list[str] | None = None, *,
+        self, directory: str | Path, experiment: str | Sequence[str] | None = None, *,
         organization: str = "unknown", relationship: str = "third_party",
     ) -> EeeExport:
         """Every Eval Ever 0.3.0 files (an aggregate with its interval and a samples file
@@ -176,7 +176,8 @@ class Store(_db.Store):
 
         if relationship not in RELATIONSHIPS:
             raise ValueError(f"relationship must be one of {', '.join(RELATIONSHIPS)}")
-        return export_eee(self, Path(directory), experiment, organization=organization,
+        return export_eee(self, Path(directory), select_experiments(self, experiment),
+                          organization=organization,
                           relationship=relationship)
 
     def episodes(
@@ -295,25 +296,9 @@ def _store_of(data: Data) -> Iterator[_db.Store]:
                     f"got {type(data).__name__}")
 
 
-def check_experiments(store: _db.Store, experiment: list[str] | None) -> None:
-    """ValueError naming the ``experiment`` selectors that match nothing, with close
-    names, instead of an empty table that reads as "no results"."""
-    if not experiment:
-        return
-    missing = unmatched_experiments(store, experiment)
-    if not missing:
-        return
-    parts = []
-    for sel, close in missing.items():
-        hint = f" (did you mean: {', '.join(close)}?)" if close else ""
-        parts.append(f"{sel!r}{hint}")
-    raise ValueError("no experiment matches " + "; ".join(parts) +
-                     " - `evalatlas summary --by experiment` lists them")
-
-
 def summary(
     data: Data, by: str | Sequence[str] = "agent", *,
-    experiment: list[str] | None = None, benchmark: str | Sequence[str] | None = None,
+    experiment: str | Sequence[str] | None = None, benchmark: str | Sequence[str] | None = None,
     agent: str | Sequence[str] | None = None, confidence: float = 0.95,
     ks: Sequence[int] | None = None, outcome: str = "any", missing: str = "ignore",
 ) -> SummaryResult:
@@ -342,11 +327,9 @@ def summary(
     groups = [by] if isinstance(by, str) else list(by)
     groups = [g.strip() for g in groups if g.strip()] or ["agent"]
     with _store_of(data) as store:
-        check_experiments(store, experiment)
-        return summary_of(store, groups, experiment=experiment,
-                          benchmark=[benchmark] if isinstance(benchmark, str) else benchmark,
-                          agent=[agent] if isinstance(agent, str) else agent,
-                          confidence=confidence, ks=ks, outcome=outcome, missing=missing)
+        return summary_of(store, groups, experiment=experiment, benchmark=benchmark,
+                          agent=agent, confidence=confidence, ks=ks, outcome=outcome,
+                          missing=missing)
 
 
 def compare(
@@ -431,14 +414,14 @@ def gate_plan(
 
 def tiers(
     data: Data, *, baseline: str | None = "T0", label: str = "tier",
-    experiment: list[str] | None = None, confidence: float = 0.95,
+    experiment: str | Sequence[str] | None = None, confidence: float = 0.95,
     weights: tuple[float, float] = (0.5, 0.5), scale: GradeScale = "seed", ddof: int = 0,
     n_resamples: int = 2_000, seed: int = 0,
 ) -> TierReport:
     """ProjectScylla's per-tier table (tier = an experiment label): pass rate [CI], impl
     rate, median composite [CI], grade, cost, cost of pass, uplift [CI] vs ``baseline``."""
     with _store_of(data) as store:
-        check_experiments(store, experiment)
+        experiment = select_experiments(store, experiment)
         runs = load_tier_runs(store, label, experiment)
     return tier_table(runs, baseline=baseline, label=label, confidence=confidence,
                       weights=weights, scale=scale, ddof=ddof, n_resamples=n_resamples,
@@ -446,8 +429,9 @@ def tiers(
 
 
 def speedups(
-    data: Data, *, by: str = "agent", level: int = 4, experiment: list[str] | None = None,
-    agent: list[str] | None = None, task: list[str] | None = None,
+    data: Data, *, by: str = "agent", level: int = 4,
+    experiment: str | Sequence[str] | None = None,
+    agent: str | Sequence[str] | None = None, task: list[str] | None = None,
     confidence: float = 0.95, resamples: int = 2000,
 ) -> SpeedupResult:
     """FC-Eval speedups per agent:model (or per task): mean speedup, advantage at
@@ -457,26 +441,28 @@ def speedups(
     if by not in ("agent", "task"):
         raise ValueError(f"--by must be agent or task, got {by!r}")
     with _store_of(data) as store:
-        rows = load_speedup_rows(store, experiment=experiment, agent=agent, task=task)
+        rows = load_speedup_rows(store, experiment=select_experiments(store, experiment),
+                                 agent=agent, task=task)
     payloads = task_payloads(rows.episodes, rows.measurements, rows.bounds)
     return speedup_result(payloads, by, level=level, confidence=confidence,
                           resamples=resamples)
 
 
 def speedup_detail(
-    data: Data, *, experiment: list[str] | None = None, agent: list[str] | None = None,
-    task: list[str] | None = None, limit: int | None = None,
+    data: Data, *, experiment: str | Sequence[str] | None = None,
+    agent: str | Sequence[str] | None = None, task: list[str] | None = None,
+    limit: int | None = None,
 ) -> SpeedupDetail:
     """Per-benchmark FC-Eval rows (speedups, advantage, validity, fallback) as stored."""
     with _store_of(data) as store:
-        rows = benchmark_detail(store, experiment=experiment, agent=agent, task=task,
-                                limit=limit)
+        rows = benchmark_detail(store, experiment=select_experiments(store, experiment),
+                                agent=agent, task=task, limit=limit)
     notes = [] if rows else ["no measurements; run `evalatlas ingest PATH` first"]
     return SpeedupDetail(rows=rows, notes=notes)
 
 
 async def judge_episodes(
-    store: _db.Store, judge: Any, *, experiment: list[str] | None = None,
+    store: _db.Store, judge: Any, *, experiment: str | Sequence[str] | None = None,
     rejudge: bool = False, limit: int | None = None, docs: dict[str, str] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, int]:
@@ -488,7 +474,8 @@ async def judge_episodes(
     failed, cached). Awaitable: ``asyncio.run(ea.judge_episodes(store, client))``."""
     from evalatlas.judge.episodes import judge_rows, select_unjudged
 
-    rows = select_unjudged(store, experiment, rejudge, limit, judge.config.model)
+    rows = select_unjudged(store, select_experiments(store, experiment), rejudge, limit,
+                           judge.config.model)
     if on_progress is None:
         return await judge_rows(store, rows, judge, docs or {})
     done = 0
@@ -718,7 +705,7 @@ def compare_frameworks(
 
 def build_report(
     data: Data, *, title: str = "evalatlas report", by: str = "agent",
-    experiment: Sequence[str] | None = None, confidence: float = 0.95, alpha: float = 0.05,
+    experiment: str | Sequence[str] | None = None, confidence: float = 0.95, alpha: float = 0.05,
 ) -> Report:
     """The offline HTML report (``evalatlas report``): leaderboard with intervals, paired
     comparisons, cost vs success rate, agent x task heatmap, per-task drill-down, and
@@ -733,7 +720,8 @@ def build_report(
         raise ValueError("by takes one grouping key for the report")
     if not 0 < confidence < 1:
         raise ValueError("confidence must be in (0, 1)")
-    opts = ReportOptions(title=title, by=by, experiment=tuple(experiment) if experiment
-                         else None, confidence=confidence, alpha=alpha)
     with _store_of(data) as store:
+        ids = select_experiments(store, experiment)
+        opts = ReportOptions(title=title, by=by, experiment=None if ids is None else tuple(ids),
+                             confidence=confidence, alpha=alpha)
         return _build(store, opts)

@@ -162,13 +162,30 @@ def test_selector_errors(db: Path) -> None:
         (["nobody-at-all", "label:tier=T0"], "matches no agent"),
         (["label:tier=T0"], "at least two"),
         (["label:tier=T9", "label:tier=T0"], "no experiment has label tier='T9'"),
-        (["Factory Droid", "label:tier=T0"], "matches no agent"),
+        # two agents start so: ambiguous, both listed (names people type, issue 21.5)
+        (["Factory Droid", "label:tier=T0"], "is ambiguous"),
+        (["factory_droid", "label:tier=T0"],
+         "agent Factory Droid (20250923_droid_claude-4-1-opus), "
+         "agent Factory Droid (20250923_droid_claude-4-sonnet)"),
+        (["nobody-at-all", "label:tier=T0"], "closest:"),
     ]:
         res = runner.invoke(app, ["--db", str(db), "compare", *args])
         assert res.exit_code == 2, args
         assert message in res.output, (args, res.output)
     res = runner.invoke(app, ["--db", str(db), "compare", "a", "b", "--pair-by", "x"])
     assert res.exit_code == 2
+
+
+def test_names_people_type(db: Path) -> None:
+    """Issue 21.5: any case, ``-``/``_``/space alike, a unique prefix or substring."""
+    exact = _compare(db, "Gemini 3 Pro Preview (2025-11-18)", "Claude 4.5 Sonnet (20250929)")
+    typed = _compare(db, "gemini-3-pro", "claude_4.5 SONNET")
+    assert typed["rows"][0]["a"] == "Gemini 3 Pro Preview (2025-11-18)"
+    assert typed["rows"][0]["b"] == "Claude 4.5 Sonnet (20250929)"
+    assert typed["rows"][0]["diff"] == exact["rows"][0]["diff"] == pytest.approx(0.036)
+    # a substring: "preview (2025-11-18)" names Gemini 3 Pro only
+    sub = _compare(db, "preview (2025-11-18)", "claude 4.5 sonnet")
+    assert sub["rows"][0]["a"] == "Gemini 3 Pro Preview (2025-11-18)"
 
 
 def test_id_prefix_selector(db: Path) -> None:

@@ -175,7 +175,8 @@ def test_cli_json_is_the_api_results_to_dict(db: Path, args: list[str], kwargs: 
 @pytest.mark.parametrize(("args", "kwargs"), [
     (["--limit", "5"], {"limit": 5}),
     (["--agent", "terminus-2:claude-sonnet-4"], {"agent": ["terminus-2:claude-sonnet-4"]}),
-    (["--agent", "nobody"], {"agent": ["nobody"]}),
+    # names people type (issue 21.5): case and separators do not matter
+    (["--agent", "Terminus 2:Claude Sonnet 4"], {"agent": "terminus-2:claude-sonnet-4"}),
 ])
 def test_detail_cli_json_is_the_api_results_to_dict(db: Path, args: list[str],
                                                     kwargs: dict) -> None:
@@ -184,3 +185,13 @@ def test_detail_cli_json_is_the_api_results_to_dict(db: Path, args: list[str],
     cli = _json(db, "--detail", *args)
     with ea.open(db, read_only=True) as store:
         assert cli == ea.speedup_detail(store, **kwargs).to_dict()
+
+
+def test_unknown_agent_is_an_error_with_candidates(db: Path) -> None:
+    import evalatlas as ea
+    from evalatlas.errors import ArgumentError
+
+    res = runner.invoke(app, ["--db", str(db), "speedups", "--detail", "--agent", "nobody"])
+    assert res.exit_code == 2 and "'nobody' matches no agent" in res.output
+    with ea.open(db, read_only=True) as store, pytest.raises(ArgumentError, match="agent"):
+        ea.speedup_detail(store, agent="nobody")

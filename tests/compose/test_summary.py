@@ -77,12 +77,15 @@ def test_benchmark_and_agent_filters(two_benchmarks: Path) -> None:
     assert [(r["agent"], r["episodes"]) for r in res.rows] == [("Beta", 8)]
     res = ea.summary(two_benchmarks, agent="alpha", benchmark="bench-x")
     assert [(r["agent"], r["episodes"]) for r in res.rows] == [("alpha", 8)]
-    with pytest.raises(ArgumentError, match=r"benchmark: no benchmark matches 'bench-z'; "
-                                            r"known: bench-x, bench-y"):
+    # the one matcher of names people type (issue 21.5): closest candidates listed
+    with pytest.raises(ArgumentError, match=r"benchmark: 'bench-z' matches no benchmark; "
+                                            r"closest: benchmark bench-x, benchmark bench-y"):
         ea.summary(two_benchmarks, benchmark="bench-z")
-    with pytest.raises(ArgumentError, match=r"agent: no agent matches 'gamma'; known: "
-                                            r"Beta, alpha"):
+    with pytest.raises(ArgumentError, match=r"agent: 'gamma' matches no agent; closest: "
+                                            r"agent alpha"):
         ea.summary(two_benchmarks, agent="gamma")
+    res = ea.summary(two_benchmarks, benchmark="Bench Y")  # separators alike
+    assert [(r["agent"], r["episodes"]) for r in res.rows] == [("alpha", 2)]
 
 
 def test_rows_are_ranked_by_success_rate_ties_by_name(tmp_path: Path) -> None:

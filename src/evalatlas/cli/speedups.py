@@ -54,8 +54,11 @@ def speedups_cmd(
         fail(f"--by must be agent or task, got {by!r}")
     with open_store(ctx, read_only=True, require_data=True) as store:
         if detail:
-            found = speedup_detail(store, experiment=experiment, agent=agent, task=task,
-                                   limit=limit)
+            try:
+                found = speedup_detail(store, experiment=experiment, agent=agent, task=task,
+                                       limit=limit)
+            except ValueError as exc:
+                fail(str(exc))
             columns = [Col("agent", "agent", None, 0, "name"),
                        Col("task_id", "task", None, 0.1, "name"),
                        Col("benchmark", "benchmark", None, 0.2, "name"),

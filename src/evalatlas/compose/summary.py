@@ -3,8 +3,10 @@ report's leaderboard (store -> rows -> analysis -> :class:`SummaryResult`).
 
 What it adds to the per-group numbers of :mod:`evalatlas.analysis.summary`:
 
-- **selection** by experiment, benchmark and agent (ids or names; names compared without
-  case), an unknown one an :class:`~evalatlas.errors.ArgumentError` listing the known;
+- **selection** by experiment, benchmark and agent (ids or names as people type them,
+  matched by :mod:`evalatlas.selectors` through :mod:`evalatlas.store.selection`); an
+  unknown or ambiguous one an :class:`~evalatlas.errors.ArgumentError` listing the
+  closest;
 - **never pooling benchmarks**: grouped by agent (the default), an agent that ran several
   benchmarks gets a row per benchmark (``group_by`` becomes ``["benchmark", "agent"]``),
   each with its own pass@k and intervals; rates of different benchmarks never share a row;
@@ -40,45 +42,13 @@ from evalatlas.analysis.summary import (
     rank_rows,
     summary_result,
 )
-from evalatlas.errors import ArgumentError
 from evalatlas.pricing import unknown_price_models
 from evalatlas.store.catalog import cost_totals, experiment_catalog, group_experiments
 from evalatlas.store.db import Store
 from evalatlas.store.outcomes import task_outcome_counts
 from evalatlas.store.published import published_metrics, score_values, source_notes
 from evalatlas.store.queries import error_counts, rewards_by_group, summary_totals
-
-
-def select_experiments(
-    catalog: list[dict[str, Any]], *, experiment: Sequence[str] | None = None,
-    benchmark: Sequence[str] | None = None, agent: Sequence[str] | None = None,
-) -> list[str] | None:
-    """Experiment ids kept by the filters (all of them must hold), or None when there is
-    no filter. ``experiment``: ids or names; ``benchmark``: names; ``agent``: ids or
-    names; names compared without case. A value matching nothing is an
-    :class:`ArgumentError` naming the argument and the values that exist."""
-    if not (experiment or benchmark or agent):
-        return None
-    keep = list(catalog)
-    for arg, values, fields in (("experiment", experiment, ("experiment_id",
-                                                           "experiment_name")),
-                                ("benchmark", benchmark, ("benchmark",)),
-                                ("agent", agent, ("agent_id", "agent_name"))):
-        if not values:
-            continue
-        wanted = {str(v).casefold() for v in values}
-        known = sorted({str(r[f]) for r in catalog for f in fields[-1:]})
-        matched = {w for w in wanted
-                   if any(str(r[f]).casefold() == w for r in catalog for f in fields)}
-        unknown = [v for v in values if str(v).casefold() not in matched]
-        if unknown:
-            shown = ", ".join(known[:20]) + (f" ... ({len(known)} in all)"
-                                              if len(known) > 20 else "")
-            raise ArgumentError(f"{arg}: no {arg} matches {', '.join(map(repr, unknown))}; "
-                                f"known: {shown}")
-        keep = [r for r in keep if any(str(r[f]).casefold() in wanted for f in fields)]
-    return [r["experiment_id"] for r in keep]
-
+from evalatlas.store.selection import experiments_of
 
 SPLIT = "_agent_in_benchmark"
 """The internal grouping (:data:`evalatlas.store.queries.GROUPS`) of agents within
@@ -136,8 +106,8 @@ def summary_of(
     :func:`evalatlas.summary` and the rows of the report's leaderboard."""
     groups = list(by)
     catalog = experiment_catalog(store)
-    ids = select_experiments(catalog, experiment=experiment, benchmark=benchmark,
-                             agent=agent)
+    # names people type -> experiment ids, by the one matcher (evalatlas.selectors)
+    ids = experiments_of(store, experiment=experiment, agent=agent, benchmark=benchmark)
     blocks = groups == ["agent"] and _benchmark_blocks(catalog, ids)
     kw: dict[str, Any] = {"confidence": confidence, "ks": ks, "outcome": outcome,
                           "missing": missing}

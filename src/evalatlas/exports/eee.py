@@ -548,10 +548,10 @@ class EeeExport:
 
 def _experiments(store: Store, experiment: list[str] | None) -> dict[str, ExperimentRecord]:
     where, params = "", []
-    if experiment:
-        marks = ", ".join("?" for _ in experiment)
-        where = f"WHERE experiment_id IN ({marks}) OR experiment_name IN ({marks})"
-        params = [*experiment, *experiment]
+    if experiment is not None:
+        marks = ", ".join("?" for _ in experiment) or "NULL"
+        where = f"WHERE experiment_id IN ({marks})"
+        params = list(experiment)
     rows = store.query(f"SELECT * FROM experiments {where} ORDER BY experiment_id", params)
     return {r["experiment_id"]: experiment_from_row(r) for r in rows}
 

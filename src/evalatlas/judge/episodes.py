@@ -60,10 +60,10 @@ def select_unjudged(store: Store, experiments: list[str] | None, rejudge: bool,
         name = judge_score_names(judge_model)["correctness"] if judge_model \
             else "judge.correctness"
         where.append(f"TRY_CAST(e.scores->>'$.\"{name}\"' AS DOUBLE) IS NULL")
-    if experiments:
-        marks = ", ".join("?" for _ in experiments)
-        where.append(f"(e.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))")
-        params += list(experiments) * 2
+    if experiments is not None:
+        marks = ", ".join("?" for _ in experiments) or "NULL"
+        where.append(f"e.experiment_id IN ({marks})")
+        params += list(experiments)
     sql = ("SELECT e.*, x.framework_name AS x_framework FROM episodes e JOIN experiments x "
            f"USING (experiment_id) WHERE {' AND '.join(where)} "
            "ORDER BY e.experiment_id, e.trajectory_id")

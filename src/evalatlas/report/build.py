@@ -97,8 +97,7 @@ def _experiments(store: Store, experiment: Sequence[str] | None) -> list[dict[st
              for r in orphans if r["experiment_id"] not in seen]
     if experiment:
         wanted = set(experiment)
-        rows = [r for r in rows if r["experiment_id"] in wanted
-                or r["experiment_name"] in wanted]
+        rows = [r for r in rows if r["experiment_id"] in wanted]
     return rows
 
 

@@ -13,6 +13,7 @@ from evalatlas.store.db import Store
 from evalatlas.store.redaction import redacted_select, redaction_functions
 from evalatlas.store.rows import episode_from_row, experiment_from_row, measurement_from_row
 from evalatlas.store.schema import KEYS
+from evalatlas.store.selection import id_filter
 
 TABLES = ("experiments", "episodes", "measurements", "quarantine", "ingest_batches")
 RECORD_TABLES = ("experiments", "episodes", "measurements")
@@ -27,12 +28,7 @@ def iter_episodes(
 
 def _iter_table(store: Store, table: str, from_row: Any,
                 experiment: list[str] | None, chunk: int = 10_000) -> Iterator[Any]:
-    where, params = "", []
-    if experiment:
-        marks = ", ".join("?" for _ in experiment)
-        where = (f"WHERE experiment_id IN ({marks}) OR experiment_id IN "
-                 f"(SELECT experiment_id FROM experiments WHERE experiment_name IN ({marks}))")
-        params = [*experiment, *experiment]
+    where, params = id_filter(experiment, "experiment_id")
     cur = store.con.cursor()
     cur.execute(f"SELECT * FROM {table} {where} ORDER BY {', '.join(KEYS[table])}", params)
     cols = [d[0] for d in cur.description]

@@ -9,10 +9,11 @@ uses for a store file (one definition of every aggregate).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalatlas.store.db import Store
 from evalatlas.store.schema import EPISODE_COLUMNS, EXPERIMENT_COLUMNS
+from evalatlas.store.selection import experiments_of, id_filter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,32 +26,15 @@ EXPERIMENT_FIELDS = ("experiment_name", "agent_id", "agent_name", "framework_nam
 REQUIRED = ("experiment_id", "trajectory_id", "task_id")
 
 
-def episodes_where(
-    *, benchmark: str | list[str] | None = None, agent: str | list[str] | None = None,
-    experiment: str | list[str] | None = None,
-) -> tuple[str, list[Any]]:
-    """WHERE clause over ``episodes e LEFT JOIN experiments x``: benchmark name, agent
-    (name or id) and experiment (name or id), each one value or a list."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for value, cols in ((benchmark, ("x.benchmark_name",)),
-                        (agent, ("x.agent_name", "x.agent_id")),
-                        (experiment, ("x.experiment_name", "e.experiment_id"))):
-        if value is None:
-            continue
-        values = [value] if isinstance(value, str) else list(value)
-        marks = ", ".join("?" for _ in values)
-        clauses.append("(" + " OR ".join(f"{c} IN ({marks})" for c in cols) + ")")
-        params += values * len(cols)
-    return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
-
-
 def episodes_frame(
     store: Store, *, benchmark: str | list[str] | None = None,
     agent: str | list[str] | None = None, experiment: str | list[str] | None = None,
 ) -> pd.DataFrame:
-    """One row per episode: every ``episodes`` column and :data:`EXPERIMENT_FIELDS`."""
-    where, params = episodes_where(benchmark=benchmark, agent=agent, experiment=experiment)
+    """One row per episode: every ``episodes`` column and :data:`EXPERIMENT_FIELDS`;
+    ``benchmark``, ``agent``, ``experiment``: names or ids (one or a list) as every
+    selector takes them (:mod:`evalatlas.selectors`), all of them applying."""
+    ids = experiments_of(store, experiment=experiment, agent=agent, benchmark=benchmark)
+    where, params = id_filter(ids)
     cols = ", ".join([f"e.{c}" for c in EPISODE_COLUMNS] + [f"x.{c}" for c in EXPERIMENT_FIELDS])
     return store.con.execute(
         f"SELECT {cols} FROM episodes e LEFT JOIN experiments x USING (experiment_id) "

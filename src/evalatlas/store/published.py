@@ -12,16 +12,15 @@ import json
 from typing import Any
 
 from evalatlas.store.db import Store
+from evalatlas.store.selection import id_filter
 
 
 def published_metrics(store: Store, experiment: list[str] | None = None) -> list[dict[str, Any]]:
     """One dict per published metric: its fields plus experiment_id, experiment_name,
     agent_name, benchmark_name, and ``episodes`` (the experiment's stored episodes)."""
     where, params = "WHERE x.published_metrics IS NOT NULL", []
-    if experiment:
-        marks = ", ".join("?" for _ in experiment)
-        where += f" AND (x.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))"
-        params = [*experiment, *experiment]
+    ids, params = id_filter(experiment, "x.experiment_id", "AND")
+    where += " " + ids
     rows = store.query(f"""
         SELECT x.experiment_id, x.experiment_name, x.agent_name, x.benchmark_name,
                x.published_metrics,
@@ -62,10 +61,8 @@ def source_notes(store: Store, experiment: list[str] | None = None) -> list[str]
     ``extra.source_notes`` (sources that disagree about a run, e.g. two labels naming
     different models for the same SWE-Bench Pro run), so ``summary`` shows them."""
     where, params = "WHERE json_extract(x.extra, '$.source_notes') IS NOT NULL", []
-    if experiment:
-        marks = ", ".join("?" for _ in experiment)
-        where += f" AND (x.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))"
-        params = [*experiment, *experiment]
+    ids, params = id_filter(experiment, "x.experiment_id", "AND")
+    where += " " + ids
     rows = store.query(f"""
         SELECT x.experiment_name, json_extract(x.extra, '$.source_notes') AS notes
         FROM experiments x {where} ORDER BY x.experiment_name, x.experiment_id

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from evalatlas.store.db import Store
+from evalatlas.store.selection import id_filter
 
 _LABEL = re.compile(r"^label:([A-Za-z0-9_.\-]+)$")
 
@@ -90,33 +91,10 @@ def clear_quarantine_rows(store: Store, *, source: str | None = None) -> int:
     return n
 
 
-def unmatched_experiments(store: Store, experiment: list[str]) -> dict[str, list[str]]:
-    """Selectors (experiment id or name) that match no experiment -> up to 5 close
-    experiment names or ids (:func:`difflib.get_close_matches`, then substring matches)."""
-    import difflib
-
-    rows = store.query("SELECT DISTINCT experiment_id AS i, experiment_name AS n "
-                       "FROM experiments UNION SELECT DISTINCT experiment_id, NULL "
-                       "FROM episodes")
-    ids = {r["i"] for r in rows}
-    names = sorted({r["n"] for r in rows if r["n"]})
-    out: dict[str, list[str]] = {}
-    for sel in experiment:
-        if sel in ids or sel in names:
-            continue
-        close = difflib.get_close_matches(sel, names, n=5, cutoff=0.5)
-        close += [n for n in names if sel.lower() in n.lower() and n not in close]
-        out[sel] = close[:5]
-    return out
-
-
 def experiment_filter(experiment: list[str] | None) -> tuple[str, list[Any]]:
-    """A WHERE clause (and params) keeping experiments given by id or name."""
-    if not experiment:
-        return "", []
-    marks = ", ".join("?" for _ in experiment)
-    return (f"WHERE (e.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))",
-            [*experiment, *experiment])
+    """A WHERE clause (and params) keeping the experiments whose ids are given: selectors
+    are resolved to ids first (:func:`evalatlas.store.selection.select_experiments`)."""
+    return id_filter(experiment)
 
 
 OUTCOMES = ("any", "harness", "judge")

@@ -4,8 +4,11 @@ Selectors (first match wins, an ambiguous one is an error listing the candidates
 
 1. ``label:<name>=<value>``: every experiment whose label ``<name>`` is ``<value>``;
 2. ``experiment:<x>`` / ``agent:<x>``: force the kind;
-3. otherwise an exact experiment name or id, then an exact agent name or id, then a
-   unique prefix (at least 4 characters) of an agent id or experiment id.
+3. otherwise an experiment or agent name or id as :func:`evalatlas.selectors.resolve`
+   matches names people type (exact, then case- and separator-insensitive, then a
+   unique prefix or substring of a name or prefix of an id); at the exact tiers an
+   experiment's name wins over an agent's; an agent wins over its own experiments at
+   the fuzzy ones.
 
 The statistics are in :mod:`evalatlas.analysis.compare`.
 """
@@ -18,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from evalatlas.errors import ArgumentError
+from evalatlas.selectors import resolve as resolve_name
 from evalatlas.store.db import Store
+from evalatlas.store.selection import agent_candidates, experiment_candidates
 
 _LABEL_SEL = re.compile(r"^label:([A-Za-z0-9_.\-]+)=(.+)$")
 SCORE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -51,43 +57,21 @@ def resolve(store: Store, selector: str) -> Side:
     kind, _, value = selector.partition(":")
     if kind not in ("experiment", "agent") or not value:
         kind, value = "", selector
-    if kind in ("", "experiment"):
-        rows = store.query("SELECT experiment_id, experiment_name FROM experiments "
-                           "WHERE experiment_id = ? OR experiment_name = ?", [value, value])
-        if rows:
-            names = _distinct(rows, "experiment_name")
-            return Side(selector, names[0] if len(names) == 1 else value,
-                        tuple(_distinct(rows, "experiment_id")))
-    if kind in ("", "agent"):
-        rows = store.query("SELECT experiment_id, agent_id, agent_name FROM experiments "
-                           "WHERE agent_id = ? OR agent_name = ?", [value, value])
-        if rows:
-            agents = _distinct(rows, "agent_id")
-            if len(agents) > 1:
-                raise ValueError(f"{selector!r} names {len(agents)} different agents "
-                                 f"({', '.join(a[:12] for a in agents)}); use an id prefix")
-            return Side(selector, rows[0]["agent_name"] or value,
-                        tuple(_distinct(rows, "experiment_id")))
-    if len(value) >= 4:
-        cands: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        if kind in ("", "agent"):
-            for r in store.query("SELECT experiment_id, agent_id, agent_name FROM experiments "
-                                 "WHERE starts_with(agent_id, ?)", [value]):
-                cands.setdefault(("agent", r["agent_id"]), []).append(r)
-        if kind in ("", "experiment"):
-            for r in store.query("SELECT experiment_id, experiment_name FROM experiments "
-                                 "WHERE starts_with(experiment_id, ?)", [value]):
-                cands.setdefault(("experiment", r["experiment_id"]), []).append(r)
-        if len(cands) == 1:
-            (k, ident), rows = next(iter(cands.items()))
-            name = rows[0].get("agent_name") if k == "agent" else rows[0]["experiment_name"]
-            return Side(selector, name or ident, tuple(_distinct(rows, "experiment_id")))
-        if len(cands) > 1:
-            listed = ", ".join(f"{k} {i[:16]}" for k, i in sorted(cands))
-            raise ValueError(f"{selector!r} is ambiguous: {listed}")
-    raise ValueError(f"{selector!r} matches no agent, experiment or label "
-                     "(use an agent name or id prefix, an experiment name or id, or "
-                     "label:<name>=<value>)")
+    cands = ((experiment_candidates(store) if kind in ("", "experiment") else [])
+             + (agent_candidates(store) if kind in ("", "agent") else []))
+    what = kind or "agent, experiment or label (label:<name>=<value>)"
+    hits = resolve_name(value, cands, argument="selector", what=what)
+    exps = [h for h in hits if h.kind == "experiment"]
+    if exps:  # an experiment's own name first (a run of an agent, not the agent)
+        names = sorted({h.names[0] for h in exps if h.names[0]})
+        return Side(selector, names[0] if len(names) == 1 else value,
+                    tuple(sorted(h.key for h in exps)))
+    if len(hits) > 1:
+        raise ArgumentError(f"selector: {selector!r} names {len(hits)} different agents "
+                            f"({', '.join(h.key[:12] for h in hits)}); use an id prefix")
+    (agent,) = hits
+    return Side(selector, agent.names[0] if agent.names else value,
+                tuple(sorted(agent.members())))
 
 
 def load_side(store: Store, side: Side, score: str | None) -> dict[str, np.ndarray]:

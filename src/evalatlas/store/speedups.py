@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from evalatlas.selectors import Candidate, as_selectors, resolve
 from evalatlas.store.db import Store
 
 _EPISODES = """
@@ -51,11 +52,15 @@ _MEASUREMENTS = f"""
 def _filter(rows: list[dict[str, Any]], experiment: list[str] | None,
             agent: list[str] | None, task: list[str] | None) -> list[dict[str, Any]]:
     out = rows
-    if experiment:
-        out = [r for r in out if r["experiment_id"] in experiment
-               or r["experiment_name"] in experiment]
+    if experiment is not None:
+        keep = set(experiment)
+        out = [r for r in out if r["experiment_id"] in keep]
     if agent:
-        out = [r for r in out if r["agent"] in agent]
+        names = sorted({r["agent"] for r in rows})
+        cands = [Candidate(key=n, names=(n,), kind="agent") for n in names]
+        wanted = {c.key for sel in as_selectors(agent, "agent") or []
+                  for c in resolve(sel, cands, argument="agent", what="agent")}
+        out = [r for r in out if r["agent"] in wanted]
     if task:
         out = [r for r in out if r["task_id"] in task]
     return out

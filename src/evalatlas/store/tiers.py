@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from evalatlas.store.db import Store
+from evalatlas.store.selection import id_filter
 
 _LABEL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _TIER_NUM = re.compile(r"^[Tt](\d+)$")
@@ -30,11 +31,7 @@ def load_tier_runs(
     and ``task`` (task ids, the clusters of the intervals)."""
     if not _LABEL_NAME.match(label) or not _LABEL_NAME.match(impl_score):
         raise ValueError(f"invalid label or score name: {label!r}, {impl_score!r}")
-    where, params = "", []
-    if experiment:
-        marks = ", ".join("?" for _ in experiment)
-        where = f"AND (e.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))"
-        params = [*experiment, *experiment]
+    where, params = id_filter(experiment, "e.experiment_id", "AND")
     sql = f"""
         SELECT json_extract_string(x.labels, '$."{label}"') AS tier,
                e.task_id, e.success,
