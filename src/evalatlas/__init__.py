@@ -29,6 +29,8 @@ _LAZY: dict[str, str] = {
     "store_error": "evalatlas.api",
     "Store": "evalatlas.api",
     "summary": "evalatlas.api",
+    "agents": "evalatlas.api",
+    "InventoryResult": "evalatlas.analysis.inventory",
     "compare": "evalatlas.api",
     "gate": "evalatlas.api",
     "gate_plan": "evalatlas.api",
@@ -124,6 +126,7 @@ __all__ = [
     "GateResult",
     "IngestReport",
     "InputError",
+    "InventoryResult",
     "InvestigateResult",
     "JudgeClient",
     "JudgeConfig",
@@ -144,6 +147,7 @@ __all__ = [
     "TierReport",
     "UsageSummary",
     "__version__",
+    "agents",
     "atlas",
     "build_report",
     "code_quality",
@@ -200,12 +204,14 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
     from evalatlas.analysis.failures import FailuresResult
     from evalatlas.analysis.frameworks import FrameworkData
     from evalatlas.analysis.gate import GatePlanResult, GateResult
+    from evalatlas.analysis.inventory import InventoryResult
     from evalatlas.analysis.results import QuarantineResult, TableResult
     from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult
     from evalatlas.analysis.summary import SummaryResult
     from evalatlas.analysis.tiers import TierReport
     from evalatlas.api import (
         Store,
+        agents,
         build_report,
         compare,
         compare_frameworks,

@@ -30,6 +30,7 @@ from evalatlas.analysis.gate import (
     gate_sides,
     plan_sides,
 )
+from evalatlas.analysis.inventory import InventoryResult, inventory_result
 from evalatlas.analysis.results import QuarantineResult
 from evalatlas.analysis.run_status import incomplete_note
 from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult, speedup_result, task_payloads
@@ -45,12 +46,18 @@ from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.frames import episodes_frame, store_from_frame
 from evalatlas.store.gate import load_gate_side
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
+from evalatlas.store.inventory import LISTS, inventory_rows
 from evalatlas.store.queries import (
     OUTCOMES,
     clear_quarantine_rows,
     quarantine_rows,
 )
-from evalatlas.store.selection import select_experiments
+from evalatlas.store.selection import (
+    experiments_of,
+    select_agents,
+    select_benchmarks,
+    select_experiments,
+)
 from evalatlas.store.sides import load_side, pick_score, resolve
 from evalatlas.store.speedups import benchmark_detail, load_speedup_rows
 from evalatlas.store.tiers import load_tier_runs
@@ -76,12 +83,14 @@ __all__ = [
     "GatePlanResult",
     "GateResult",
     "IngestReport",
+    "InventoryResult",
     "QuarantineResult",
     "ReadLimits",
     "SpeedupResult",
     "Store",
     "SummaryResult",
     "TierReport",
+    "agents",
     "build_report",
     "compare",
     "compare_frameworks",
@@ -296,6 +305,21 @@ def _store_of(data: Data) -> Iterator[_db.Store]:
                     f"got {type(data).__name__}")
 
 
+def agents(
+    data: Data, what: str = "agents", *, experiment: str | Sequence[str] | None = None,
+    agent: str | Sequence[str] | None = None, benchmark: str | Sequence[str] | None = None,
+) -> InventoryResult:
+    """What the store holds (``evalatlas agents``): one row per agent, or with ``what``
+    ``"experiments"`` / ``"benchmarks"`` one per experiment or benchmark, with its id,
+    name, episodes, tasks, experiments, agents and benchmarks. ``experiment``, ``agent``,
+    ``benchmark``: only what these names select (matched as every selector is)."""
+    if what not in LISTS:
+        raise ArgumentError(f"what must be one of {', '.join(LISTS)}, got {what!r}")
+    with _store_of(data) as store:
+        ids = experiments_of(store, experiment=experiment, agent=agent, benchmark=benchmark)
+        return inventory_result(inventory_rows(store, what, ids), what)
+
+
 def summary(
     data: Data, by: str | Sequence[str] = "agent", *,
     experiment: str | Sequence[str] | None = None, benchmark: str | Sequence[str] | None = None,
@@ -489,18 +513,6 @@ async def judge_episodes(
     return await judge_rows(store, rows, judge, docs or {}, on_done=advance)
 
 
-def _list_arg(name: str, value: str | Sequence[str] | None) -> list[str] | None:
-    if value is None:
-        return None
-    values = [value] if isinstance(value, str) else list(value)
-    if not all(isinstance(v, str) and v for v in values):
-        from evalatlas.errors import ArgumentError
-
-        raise ArgumentError(f"{name} must be a non-empty name or a list of names, "
-                            f"got {value!r:.80}")
-    return values or None
-
-
 async def investigate(
     store: _db.Store, client: JudgeClient, *, only: str = "failed",
     agent: str | Sequence[str] | None = None, benchmark: str | Sequence[str] | None = None,
@@ -540,8 +552,8 @@ async def investigate(
         raise ArgumentError(f"max_input_tokens must be an integer >= 100, got "
                             f"{max_input_tokens!r}")
     return await investigate_store(
-        store, client, only=only, agent=_list_arg("agent", agent),
-        benchmark=_list_arg("benchmark", benchmark), sample=sample, seed=seed,
+        store, client, only=only, agent=select_agents(store, agent),
+        benchmark=select_benchmarks(store, benchmark), sample=sample, seed=seed,
         budget_usd=budget_usd, reinvestigate=reinvestigate,
         max_input_tokens=max_input_tokens, on_progress=on_progress)
 
@@ -566,8 +578,7 @@ def failures(data: Data, by: str = "agent", *, benchmark: str | Sequence[str] | 
     except ValueError as exc:
         raise ArgumentError(str(exc).replace("grouping", "by")) from None
     with _store_of(data) as store:
-        return compose_failures(store, by=by, agent=_list_arg("agent", agent),
-                                benchmark=_list_arg("benchmark", benchmark),
+        return compose_failures(store, by=by, agent=agent, benchmark=benchmark,
                                 confidence=confidence)
 
 

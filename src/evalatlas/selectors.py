@@ -106,15 +106,15 @@ def match(selector: str, candidates: Iterable[Candidate]) -> tuple[str | None, l
 
 def closest(selector: str, candidates: Iterable[Candidate], n: int = 5) -> list[str]:
     """Labels of the ``n`` candidates whose names look most like ``selector`` (difflib's
-    ratio on :func:`name_key` forms, a shared substring counting as close)."""
+    ratio on :func:`name_key` forms, at least 0.3; a name's part after its last ``/``
+    also counts, so ``gpt-4o-mni`` is closest to ``openai/gpt-4o-mini``)."""
     key = name_key(selector)
     scored: dict[str, float] = {}
     for cand in candidates:
         for name in (x for x in cand.names if x):
             k = name_key(name)
-            score = difflib.SequenceMatcher(None, key, k).ratio()
-            if key and (key in k or k in key):
-                score += 1.0
+            score = max(difflib.SequenceMatcher(None, key, part).ratio()
+                        for part in {k, k.rsplit("/", 1)[-1]})
             scored[cand.label] = max(scored.get(cand.label, 0.0), score)
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
     return [label for label, score in ranked[:n] if score >= 0.3]

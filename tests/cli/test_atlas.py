@@ -68,7 +68,9 @@ def test_fit_json_fields(swe_db: Path) -> None:
     d = out["diagnostics"]
     assert d.keys() >= DIAG_FIELDS
     assert d["model"] == "2pl" and d["cells_heldout"] == round(0.1 * 20 * 500)
-    assert d["cells_observed"] + d["cells_heldout"] == 20 * 500
+    # issue 21.7: the stored fit uses every cell; the held-out ones score diagnostics only
+    assert d["cells_observed"] == 20 * 500
+    assert all(r["tasks_observed"] == 500 for r in out["agents"])
     assert 0.8 < d["heldout_auc"] <= 1 and 0 <= d["ece"] < 0.1
     # tasks nobody / everybody solved are named, not dropped
     flagged = {f for r in out["items"] for f in r["flags"]}
@@ -96,8 +98,11 @@ def test_items_next_tasks_estimate(swe_db: Path) -> None:
     agent = fit["rows"][0]["agent"]
     nxt = json.loads(_run(["--db", str(swe_db), "atlas", "next-tasks", agent, "--k", "5",
                            "-b", "swe-bench-verified", "--format", "json"]))
-    # every system ran all 500 instances: nothing left to suggest
+    # every system ran all 500 instances: nothing left to suggest, and it says so
     assert nxt["rows"] == []
+    assert nxt["notes"] == [f"{agent} ran every one of the 500 tasks of this fit: there is "
+                            "no task left to suggest (`atlas estimate` gives its measured "
+                            "success rate)"]
     est = json.loads(_run(["--db", str(swe_db), "atlas", "estimate", agent, "-b",
                            "swe-bench-verified", "--format", "json"]))
     for key in ("ability", "ability_ci_low", "ability_ci_high", "predicted_success_rate",
@@ -109,9 +114,23 @@ def test_items_next_tasks_estimate(swe_db: Path) -> None:
     assert est["predicted_success_rate_ci_low"] is None
     assert est["predicted_success_rate_ci_high"] is None
     assert any("measured, not predicted" in n for n in est["notes"])
+    # an observed agent: estimate and abilities agree (one fit on all its cells)
+    assert est["method"] == "fitted"
+    assert est["ability"] == fit["rows"][0]["ability"]
+    # a typo is an error naming the closest agents, not a cold start
+    err = _run(["--db", str(swe_db), "atlas", "estimate", "nobody", "-b",
+                "swe-bench-verified"], code=2)
+    assert "'nobody' matches no agent" in err and "new_agent=True" in err
+    err = _run(["--db", str(swe_db), "atlas", "next-tasks", "Gemini 3 Pro Previwe"], code=2)
+    assert "closest: agent Gemini 3 Pro Preview (2025-11-18)" in err
+    # names people type
+    typed = json.loads(_run(["--db", str(swe_db), "atlas", "estimate", agent.upper(), "-b",
+                             "SWE bench verified", "--format", "json"]))
+    assert typed == est
     new = json.loads(_run(["--db", str(swe_db), "atlas", "estimate", "nobody", "-b",
-                           "swe-bench-verified", "--format", "json"]))
+                           "swe-bench-verified", "--new-agent", "--format", "json"]))
     assert new["method"] == "population-prior" and new["tasks_observed"] == 0
+    assert new["agent_id"] is None and "a new agent (cold start)" in new["notes"][0]
     assert new["predicted_success_rate_ci_high"] - new["predicted_success_rate_ci_low"] > 0.4
     # the CLI's JSON is the API's to_dict() (ea.atlas)
     fitted = ea.atlas.stored_fit(swe_db, benchmark=["swe-bench-verified"])
@@ -173,4 +192,33 @@ def test_bad_options_fail_cleanly(swe_db: Path) -> None:
     err = _run(["--db", str(swe_db), "atlas", "fit", "--model", "3pl"], code=2)
     assert "unknown model" in err
     err = _run(["--db", str(swe_db), "atlas", "fit", "-b", "no-such-benchmark"], code=2)
-    assert "nothing to fit" in err
+    assert "'no-such-benchmark' matches no benchmark; closest: benchmark" in err
+    err = _run(["--db", str(swe_db), "atlas", "items", "--sort", "discrimination",
+                "--hardest"], code=2)
+    assert "hardest orders by difficulty" in err
+
+
+def test_items_sorted_with_observed_success(swe_db: Path) -> None:
+    """Issue 21.7: ``atlas items --sort difficulty|discrimination --top N [--hardest]``."""
+    _run(["--db", str(swe_db), "atlas", "fit", "--model", "2pl"])  # the latest fit
+    full = json.loads(_run(["--db", str(swe_db), "atlas", "items", "--format", "json"]))
+    hard = json.loads(_run(["--db", str(swe_db), "atlas", "items", "--hardest", "--top", "5",
+                            "--format", "json"]))
+    assert len(hard["rows"]) == 5
+    by_diff = sorted(full["rows"], key=lambda r: (-r["difficulty"], r["task_id"]))
+    assert [r["task_id"] for r in hard["rows"]] == [r["task_id"] for r in by_diff[:5]]
+    assert hard["notes"][-1] == "the first 5 of 500 items by difficulty, hardest first"
+    easy = json.loads(_run(["--db", str(swe_db), "atlas", "items", "--sort", "DIFFICULTY",
+                            "--top", "3", "--format", "json"]))
+    assert [r["difficulty"] for r in easy["rows"]] == sorted(
+        r["difficulty"] for r in full["rows"])[:3]
+    disc = json.loads(_run(["--db", str(swe_db), "atlas", "items", "--sort",
+                            "discrimination", "--top", "4", "--format", "json"]))
+    assert [r["discrimination"] for r in disc["rows"]] == sorted(
+        (r["discrimination"] for r in full["rows"]), reverse=True)[:4]
+    # the observed success rate: successes over attempts of the 20 systems on the task
+    for r in hard["rows"]:
+        assert r["success_rate_observed"] is not None and 0 <= r["success_rate_observed"] <= 1
+    assert min(r["success_rate_observed"] for r in full["rows"]) == 0.0
+    table = _run(["--db", str(swe_db), "atlas", "items", "--hardest", "--top", "2"])
+    assert "observed success" in table

@@ -25,12 +25,17 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_unknown_experiment_is_named_with_close_names(demo: Path) -> None:
     res = runner.invoke(app, ["--db", str(demo), "summary", "-e", "nonexistent"])
     assert res.exit_code == 2
-    assert "no experiment matches 'nonexistent'" in res.output
+    assert "experiment: 'nonexistent' matches no experiment" in res.output
     res = runner.invoke(app, ["--db", str(demo), "summary", "-e", "tiny-mini-toybenh"])
     assert res.exit_code == 2
-    assert "did you mean: tiny-mini-toybench" in res.output
-    res = runner.invoke(app, ["--db", str(demo), "tiers", "-e", "react"])
-    assert res.exit_code == 2 and "react-gpt-4o-toybench" in res.output
+    assert "closest: experiment tiny-mini-toybench," in res.output
+    # ambiguous: every match is listed (issue 21.5)
+    res = runner.invoke(app, ["--db", str(demo), "tiers", "-e", "toybench"])
+    assert res.exit_code == 2 and "'toybench' is ambiguous" in res.output
+    assert "react-gpt-4o-toybench" in res.output and "tiny-mini-toybench" in res.output
+    # a unique prefix is enough
+    res = runner.invoke(app, ["--db", str(demo), "summary", "-e", "React", "-f", "json"])
+    assert res.exit_code == 0 and '"episodes": 60' in res.output
 
 
 def test_known_experiment_still_works(demo: Path) -> None:

@@ -5,7 +5,7 @@ fits) and the pure fitting code; the CLI calls only these.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,12 @@ from evalatlas.atlas.results import (
     ItemsResult,
     NextTasksResult,
 )
+from evalatlas.errors import ArgumentError
+from evalatlas.selectors import Candidate, match, resolve
 from evalatlas.store import atlas as atlas_store
 from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.db import Store
+from evalatlas.store.selection import select_benchmarks
 
 Source = Store | str | Path | None
 
@@ -86,6 +89,7 @@ def fit(
     if source is None or isinstance(source, Store | str | Path):
         store, close = _open(source, read_only=not save)
         try:
+            bench = select_benchmarks(store, bench)
             frame = atlas_store.episodes_frame(store, bench)
             frame, dropped = _drop_tasks(frame, excluded)
             result = fit_episodes(frame, cell=cell, drift=drift, **kw)
@@ -168,7 +172,8 @@ def stored_fit(source: Source = None, *, benchmark: list[str] | str | None = Non
     """
     store, close = _open(source, read_only=True)
     try:
-        fid = fit_id or atlas_store.latest_fit_id(store, benchmark=_bench(benchmark),
+        fid = fit_id or atlas_store.latest_fit_id(store, benchmark=select_benchmarks(
+                                                      store, _bench(benchmark)),
                                                   model=model, cell=cell)
         d = atlas_store.load_fit(store, fid) if fid else None
         return _from_dict(d) if d else None
@@ -177,20 +182,47 @@ def stored_fit(source: Source = None, *, benchmark: list[str] | str | None = Non
             store.close()
 
 
-def _find_agent(matrix: ResponseMatrix, agent: str) -> int | None:
-    for i, (aid, name) in enumerate(zip(matrix.agent_ids, matrix.agent_names, strict=True)):
-        if agent in (aid, name):
-            return i
-    hits = [i for i, aid in enumerate(matrix.agent_ids) if aid.startswith(agent)]
-    if len(hits) > 1:
-        raise AtlasError(f"agent {agent!r} is ambiguous: it starts {len(hits)} agent ids")
-    return hits[0] if hits else None
+def agent_candidates(matrix: ResponseMatrix,
+                     descr: Sequence[dict[str, Any]] = ()) -> list[Candidate]:
+    """The agents a name can pick: the matrix's (with cells) and the store's others."""
+    names: dict[str, str] = dict(zip(matrix.agent_ids, matrix.agent_names, strict=True))
+    for row in descr:
+        names.setdefault(row["agent_id"], row["agent_name"] or "")
+    return [Candidate(key=a, names=(n,), ids=(a,), kind="agent") for a, n in names.items()]
 
 
-def agent_cells(bank: ItemBank, matrix: ResponseMatrix, agent: str
+def find_agent(candidates: list[Candidate], agent: str, *, new_agent: bool = False,
+               allow_unknown: bool = False) -> Candidate | None:
+    """The agent ``agent`` names (:func:`evalatlas.selectors.resolve`), or None for a
+    cold start: ``new_agent`` (only an exact or case/separator-insensitive name then
+    counts as a stored agent, so a new name is never read as a typo of an old one) or
+    ``allow_unknown`` (a description was given). An unknown name otherwise is an
+    :class:`~evalatlas.errors.ArgumentError` listing the closest agents."""
+    if new_agent:
+        tier, hits = match(agent, candidates)
+        if tier not in ("exact", "normalised"):
+            return None
+    else:
+        try:
+            hits = resolve(agent, candidates, argument="agent", what="agent")
+        except ArgumentError as exc:
+            if allow_unknown and match(agent, candidates)[0] is None:
+                return None
+            if match(agent, candidates)[0] is None:
+                raise ArgumentError(f"{exc}; for an agent that is not in the store ask "
+                                    "for a cold start explicitly (new_agent=True)") from None
+            raise
+    if len({h.key for h in hits}) > 1:
+        raise ArgumentError(f"agent: {agent!r} names {len(hits)} different agents "
+                            f"({', '.join(h.key[:12] for h in hits)}); use an id prefix")
+    return hits[0]
+
+
+def agent_cells(bank: ItemBank, matrix: ResponseMatrix, agent_id: str | None
                 ) -> tuple[int | None, np.ndarray, np.ndarray, np.ndarray]:
-    """(agent index or None, bank item indices, k, n) of ``agent``'s cells on the bank."""
-    i = _find_agent(matrix, agent)
+    """(agent index or None, bank item indices, k, n) of the cells of agent ``agent_id``
+    (resolved by :func:`find_agent`; None: a new agent) on the bank."""
+    i = matrix.agent_ids.index(agent_id) if agent_id in matrix.agent_ids else None
     empty = np.zeros(0, dtype=np.int64)
     if i is None:
         return None, empty, np.zeros(0), np.zeros(0)
@@ -212,9 +244,11 @@ def agent_cells(bank: ItemBank, matrix: ResponseMatrix, agent: str
 
 
 def _fit_and_matrix(source: Source, benchmark: list[str] | None, refit: bool, seed: int,
-                    model: str, cell: CellKind) -> tuple[AtlasFit, ResponseMatrix, list[dict]]:
+                    model: str, cell: CellKind
+                    ) -> tuple[AtlasFit, ResponseMatrix, list[dict], list[str] | None]:
     store, close = _open(source, read_only=not refit)
     try:
+        benchmark = select_benchmarks(store, benchmark)
         frame = atlas_store.episodes_frame(store, benchmark)
         fitted = None
         if not refit:
@@ -232,7 +266,7 @@ def _fit_and_matrix(source: Source, benchmark: list[str] | None, refit: bool, se
         matrix = build_matrix(frame, cell=cell_kind, drift=fitted.settings.get("drift")
                               or "split", benchmark=benchmark)
         descr = atlas_store.agent_descriptions(store)
-        return fitted, matrix, descr
+        return fitted, matrix, descr, benchmark
     finally:
         if close:
             store.close()
@@ -245,6 +279,7 @@ def estimate(
     benchmark: list[str] | str | None = None,
     from_description: bool = False,
     description: str | None = None,
+    new_agent: bool = False,
     seed: int = 0,
     model: str = "2pl",
     cell: CellKind = "success",
@@ -255,25 +290,36 @@ def estimate(
     none) for the items, and the agent's current cells in the store for its ability.
     With no cells: the population prior, or with ``from_description``/``description``
     the lexical nearest-neighbour estimate (weak: see :mod:`evalatlas.atlas.adaptive`).
+    ``agent`` is matched as every selector is (:mod:`evalatlas.selectors`); a name that
+    matches no stored agent is an error (a typo must not read as a cold start) unless
+    ``new_agent`` asks for a cold start or ``description`` describes the new agent.
+    An observed agent gets the ability of the stored fit (fitted on all its cells), so
+    ``estimate`` and ``abilities`` agree.
     """
     bench = _bench(benchmark)
-    fitted, matrix, descr = _fit_and_matrix(source, bench, False, seed, model, cell)
+    fitted, matrix, descr, bench = _fit_and_matrix(source, bench, False, seed, model, cell)
+    found = find_agent(agent_candidates(matrix, descr), agent, new_agent=new_agent,
+                       allow_unknown=description is not None)
     bank = ItemBank.from_fit(fitted)
-    i, items, k, n = agent_cells(bank, matrix, agent)
+    _, items, k, n = agent_cells(bank, matrix, found.key if found else None)
     notes: list[str] = []
-    agent_id = matrix.agent_ids[i] if i is not None else None
-    name = matrix.agent_names[i] if i is not None else agent
-    if items.size:
+    agent_id = found.key if found else None
+    name = (found.names[0] or agent) if found else agent
+    stored = {r["agent_id"]: r for r in fitted.agent_rows}.get(agent_id)
+    if stored is not None and items.size and stored["tasks_observed"] == items.size:
+        # the stored fit saw exactly these cells: its ability is this agent's
+        theta = np.asarray(stored.get("ability_dims") or [stored["ability"]], dtype=float)
+        cov = np.eye(bank.model.rank) * bank.priors.ability_sd ** 2
+        cov[0, 0] = stored["ability_se"] ** 2
+        method = "fitted"
+    elif items.size:
         theta, cov = ability(bank, items, k, n)
         method = "map-given-fitted-items"
     else:
         text = description
-        if from_description and text is None:
-            for row in descr:
-                if agent in (row["agent_id"], row["agent_name"]):
-                    text = row["description"]
-                    agent_id = row["agent_id"]
-                    name = row["agent_name"] or agent
+        if from_description and text is None and agent_id is not None:
+            text = next((row["description"] for row in descr
+                         if row["agent_id"] == agent_id), None)
         if from_description or description is not None:
             if not text:
                 raise AtlasError(f"no description for agent {agent!r}; pass --description")
@@ -301,7 +347,9 @@ def estimate(
             theta = np.zeros(bank.model.rank)
             cov = np.eye(bank.model.rank) * bank.priors.ability_sd ** 2
             method = "population-prior"
-            notes.append("no observed tasks: the population prior (run `atlas next-tasks`)")
+            notes.append("no observed tasks: the population prior (run `atlas next-tasks`)"
+                         if found is not None else "a new agent (cold start): the "
+                         "population prior (run `atlas next-tasks`)")
     population = np.arange(bank.size)
     rate, lo, hi = predicted_rate(bank, items, k, n, theta, cov, population, seed=seed)
     if lo is None:
@@ -318,14 +366,18 @@ def estimate(
 
 def suggest_tasks(agent: str, source: Source = None, *, count: int = 10,
                   benchmark: list[str] | str | None = None, seed: int = 0,
-                  model: str = "2pl", cell: CellKind = "success") -> NextTasksResult:
+                  model: str = "2pl", cell: CellKind = "success",
+                  new_agent: bool = False) -> NextTasksResult:
     """``atlas next-tasks``: rows ``benchmark``, ``task_id``, ``task_version_hash``,
     ``information``, ``difficulty``, ``predicted_success`` for tasks ``agent`` has not run,
-    most informative first (a :class:`NextTasksResult`: ``.rows``, ``.to_dict()``)."""
+    most informative first (a :class:`NextTasksResult`: ``.rows``, ``.to_dict()``).
+    ``agent`` as in :func:`estimate` (unknown: an error unless ``new_agent``). An agent
+    that ran every task gets no rows and a note saying so."""
     bench = _bench(benchmark)
-    fitted, matrix, _ = _fit_and_matrix(source, bench, False, seed, model, cell)
+    fitted, matrix, descr, bench = _fit_and_matrix(source, bench, False, seed, model, cell)
+    found = find_agent(agent_candidates(matrix, descr), agent, new_agent=new_agent)
     bank = ItemBank.from_fit(fitted)
-    _, items, k, n = agent_cells(bank, matrix, agent)
+    _, items, k, n = agent_cells(bank, matrix, found.key if found else None)
     picks = next_tasks(bank, items, k, n, count)
     theta, _cov = ability(bank, items, k, n)
     rows = []
@@ -334,7 +386,13 @@ def suggest_tasks(agent: str, source: Source = None, *, count: int = 10,
                      "task_version_hash": bank.task_version_hash[j], "information": info,
                      "difficulty": float(bank.difficulty[j]),
                      "predicted_success": float(bank.prob(theta, np.array([j]))[0])})
-    return NextTasksResult(rows=rows, meta={"agent": agent})
+    notes = []
+    if not rows and np.unique(items).size >= bank.size:
+        notes.append(f"{found.names[0] if found else agent} ran every one of the "
+                     f"{bank.size} tasks of this fit: there is no task left to suggest "
+                     "(`atlas estimate` gives its measured success rate)")
+    return NextTasksResult(rows=rows, meta={"agent": found.names[0] if found else agent},
+                           notes=notes)
 
 
 def drift(source: Source = None, *, benchmark: list[str] | str | None = None
@@ -343,7 +401,7 @@ def drift(source: Source = None, *, benchmark: list[str] | str | None = None
     (a :class:`DriftResult`: ``.rows``, ``.to_dict()``)."""
     store, close = _open(source, read_only=True)
     try:
-        frame = atlas_store.episodes_frame(store, _bench(benchmark))
+        frame = atlas_store.episodes_frame(store, select_benchmarks(store, _bench(benchmark)))
     finally:
         if close:
             store.close()
@@ -357,7 +415,7 @@ def matrix(source: Source = None, *, benchmark: list[str] | str | None = None,
     """The response matrix from the store (long format via ``.long_rows()``)."""
     store, close = _open(source, read_only=True)
     try:
-        frame = atlas_store.episodes_frame(store, _bench(benchmark))
+        frame = atlas_store.episodes_frame(store, select_benchmarks(store, _bench(benchmark)))
     finally:
         if close:
             store.close()

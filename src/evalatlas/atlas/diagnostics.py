@@ -37,9 +37,9 @@ def split_holdout(cells: Cells, fraction: float, seed: int) -> tuple[np.ndarray,
     return ~held, held
 
 
-def heldout_scores(fit: IRTFit, cells: Cells) -> dict[str, float | None]:
-    """AUC, log loss and ECE of ``fit`` on ``cells`` (None when undefined)."""
-    if cells.size == 0:
+def heldout_scores(fit: IRTFit | None, cells: Cells) -> dict[str, float | None]:
+    """AUC, log loss and ECE of ``fit`` on ``cells`` (None when undefined: no cells)."""
+    if fit is None or cells.size == 0:
         return {"heldout_auc": None, "heldout_log_loss": None, "ece": None}
     p = fit.prob(cells.agent, cells.item)
     pos, neg = cells.k, cells.n - cells.k

@@ -62,33 +62,37 @@ def fit_matrix(
     benchmark: list[str] | None = None,
     drift: str = "split",
 ) -> AtlasFit:
-    """Fit ``model`` on the matrix's cells minus a seeded ``holdout`` share.
+    """Fit ``model`` on every observed cell of the matrix; score the held-out
+    diagnostics (AUC, log loss, calibration) on a second fit without a seeded
+    ``holdout`` share.
 
+    The stored abilities and difficulties come from all the data, so an agent that ran
+    500 tasks is fitted on 500 and ``estimate`` agrees with ``abilities`` for it; the
+    held-out split only measures how well the model predicts cells it has not seen
+    (issue 21 point 7). With ``holdout=0`` there is one fit and no held-out scores.
     Every agent and item of the matrix gets a row, with finite (prior-regularised)
-    estimates and ``flags`` when its cells are degenerate or all held out.
+    estimates and ``flags`` when its cells are degenerate.
     """
     spec = ModelSpec.parse(model) if isinstance(model, str) else model
     started = time.perf_counter()
     cells = matrix.cells
     train_mask, held_mask = split_holdout(cells, holdout, seed)
-    train, held = cells.subset(train_mask), cells.subset(held_mask)
+    held = cells.subset(held_mask)
     settings = {"model": spec.name, "cell": matrix.cell, "benchmark": benchmark,
                 "holdout": holdout, "seed": seed, "drift": drift, "propensity": propensity}
     notes: list[str] = []
-    irt = fit_irt(train, spec, priors=priors, seed=seed)
-    ipw_rates = None
+    if held.size:
+        diag_irt, _, _ = _fit_cells(matrix, train_mask, spec, priors, seed, propensity)
+        diag: dict[str, Any] = heldout_scores(diag_irt, held)
+    else:
+        diag = heldout_scores(None, held)
+    everything = np.ones(cells.size, dtype=bool)
+    irt, train, ipw_rates = _fit_cells(matrix, everything, spec, priors, seed, propensity)
     if propensity:
-        weights, _ = propensity_weights(matrix, irt.difficulty)
-        w_train = weights[train_mask]
-        train = Cells(train.agent, train.item, train.k, train.n, train.n_agents,
-                      train.n_items, w_train)
-        irt = fit_irt(train, spec, priors=priors, seed=seed)
-        ipw_rates = ipw_success_rates(matrix, weights)
         notes.append("--propensity: cells weighted by 1/P(agent ran task | difficulty); "
                      "see evalatlas.atlas.selection for the assumption")
     if not irt.converged:
         notes.append(f"optimiser did not report convergence: {irt.message}")
-    diag: dict[str, Any] = heldout_scores(irt, held)
     agent_flags = flags(train.agent, train, matrix.n_agents)
     item_flags = flags(train.item, train, matrix.n_items)
     broken = broken_task_probability(irt, train)
@@ -97,7 +101,10 @@ def fit_matrix(
     item_rows = _item_rows(matrix, irt, train, item_flags, broken)
     seconds = time.perf_counter() - started
     diag.update({
-        "cells_observed": train.size, "cells_heldout": held.size, "model": spec.name,
+        "cells_observed": train.size, "cells_heldout": held.size,
+        "fitted_on": "all observed cells; the held-out cells score the diagnostics only "
+                     "(on a separate fit without them)",
+        "model": spec.name,
         "seconds": seconds, "converged": irt.converged, "iterations": irt.iterations,
         "ability_sd_estimate": irt.extra.get("ability_sd"),
         "agents": matrix.n_agents, "items": matrix.n_items,
@@ -122,6 +129,22 @@ def fit_matrix(
         item_rows=item_rows, diagnostics=diag,
         coverage_rows=sensitivity_band(matrix, irt) if matrix.coverage else [],
         drift_rows=matrix.drift, notes=notes, irt=irt, matrix=matrix)
+
+
+def _fit_cells(matrix: ResponseMatrix, mask: np.ndarray, spec: ModelSpec,
+               priors: Priors | None, seed: int, propensity: bool,
+               ) -> tuple[IRTFit, Cells, np.ndarray | None]:
+    """One IRT fit on the cells ``mask`` keeps (inverse-propensity weighted on request):
+    the fit, the cells it used, the IPW success rates (None without ``propensity``)."""
+    train = matrix.cells.subset(mask)
+    irt = fit_irt(train, spec, priors=priors, seed=seed)
+    if not propensity:
+        return irt, train, None
+    weights, _ = propensity_weights(matrix, irt.difficulty)
+    train = Cells(train.agent, train.item, train.k, train.n, train.n_agents,
+                  train.n_items, weights[mask])
+    return fit_irt(train, spec, priors=priors, seed=seed), train, ipw_success_rates(
+        matrix, weights)
 
 
 def _components(cells: Cells) -> int:

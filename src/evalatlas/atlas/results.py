@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalatlas.analysis.results import TableResult
+from evalatlas.errors import ArgumentError
 from evalatlas.text import fmt_value, json_safe
 
 if TYPE_CHECKING:
@@ -143,12 +144,48 @@ class AtlasFit:
         return AbilitiesResult(rows=rows, meta={"fit_id": d["fit_id"], "model": d["model"]},
                                notes=diagnostic_notes(d["diagnostics"]))
 
-    def item_table(self) -> ItemsResult:
-        """The item rows by benchmark, then difficulty (``evalatlas atlas items``)."""
+    def item_table(self, *, sort: str | None = None, top: int | None = None,
+                   hardest: bool = False) -> ItemsResult:
+        """The item rows (``evalatlas atlas items``): by benchmark, then difficulty
+        (easiest first) by default; ``sort="difficulty"`` easiest first over every
+        benchmark (``hardest=True``: hardest first), ``sort="discrimination"`` the most
+        discriminating first (a 2PL/MF fit: 1PL has none); ``top``: the first N rows."""
+        if sort not in (None, "difficulty", "discrimination"):
+            raise ArgumentError(f"sort must be difficulty or discrimination, got {sort!r}")
+        if hardest and sort == "discrimination":
+            raise ArgumentError("hardest orders by difficulty; it does not apply to "
+                                "sort='discrimination'")
+        if top is not None and (isinstance(top, bool) or not isinstance(top, int)
+                                or top < 1):
+            raise ArgumentError(f"top must be a whole number >= 1, got {top!r}")
         d = self.to_dict()
-        rows = sorted(d["items"], key=lambda r: (r["benchmark"], r["difficulty"], r["task_id"]))
-        return ItemsResult(rows=rows, meta={"fit_id": d["fit_id"], "model": d["model"]},
-                           notes=diagnostic_notes(d["diagnostics"]))
+        if hardest:
+            sort = "difficulty"
+        if sort == "discrimination":
+            if d["model"] == "1pl":
+                raise ArgumentError("sort='discrimination' needs a 2pl or mf fit: 1pl "
+                                    "gives every item the same discrimination")
+            rows = sorted(d["items"], key=lambda r: (-r["discrimination"], r["benchmark"],
+                                                     r["task_id"]))
+        elif sort == "difficulty":
+            sign = -1 if hardest else 1
+            rows = sorted(d["items"], key=lambda r: (sign * r["difficulty"], r["benchmark"],
+                                                     r["task_id"]))
+        else:
+            rows = sorted(d["items"], key=lambda r: (r["benchmark"], r["difficulty"],
+                                                     r["task_id"]))
+        meta = {"fit_id": d["fit_id"], "model": d["model"], "items": len(rows)}
+        notes = diagnostic_notes(d["diagnostics"])
+        if sort:
+            meta["sort"] = "difficulty, hardest first" if hardest else (
+                "difficulty, easiest first" if sort == "difficulty"
+                else "discrimination, highest first")
+        if top is not None and top < len(rows):
+            notes.append(f"the first {top} of {len(rows)} items"
+                         + (f" by {meta['sort']}" if sort else ""))
+            rows = rows[:top]
+            meta["top"] = top
+        return ItemsResult(rows=rows, meta=meta, notes=notes)
 
     def to_dict(self) -> dict[str, Any]:
         """Exactly ``evalatlas atlas fit --format json`` (strict JSON values)."""

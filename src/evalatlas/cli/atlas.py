@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -28,6 +29,9 @@ ModelOption = Annotated[str, typer.Option("--model", help="1pl, 2pl or mf:R (ran
 CellOption = Annotated[str, typer.Option(
     "--cell", help="success (k of n attempts) or reward (in [0,1], logit link).")]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the held-out split.")]
+NewAgentOption = Annotated[bool, typer.Option(
+    "--new-agent", help="AGENT is not in the store: a cold start (population prior) "
+    "instead of an error for an unknown name.")]
 
 T = TypeVar("T")
 
@@ -60,7 +64,7 @@ ITEM_COLUMNS = [
     ("task_version_hash", "version", lambda r: (r.get("task_version_hash") or "-")[:12]),
     ("difficulty", "difficulty [95% CI]", lambda r: _ci(r, "difficulty")),
     ("discrimination", "discrimination [95% CI]", lambda r: _ci(r, "discrimination")),
-    ("agents_observed", "agents"),
+    ("agents_observed", "agents"), ("success_rate_observed", "observed success"),
     ("flags", "flags", lambda r: ", ".join(r.get("flags") or []) or "-"),
 ]
 
@@ -72,7 +76,8 @@ def fit_cmd(
     model: ModelOption = "2pl",
     cell: CellOption = "success",
     holdout: Annotated[float, typer.Option(
-        "--holdout", help="Share of observed cells held out for diagnostics.")] = 0.1,
+        "--holdout", help="Share of observed cells held out of a second fit that scores "
+        "the diagnostics; the stored fit uses every cell.")] = 0.1,
     seed: SeedOption = 0,
     drift: Annotated[str, typer.Option(
         "--drift", help="split: each task version its own item; merge; refuse: fail "
@@ -157,15 +162,33 @@ def abilities_cmd(ctx: typer.Context, benchmark: BenchmarkOption = None,
                        title=f"Abilities ({m['model']}, fit {m['fit_id']})"), output)
 
 
+class ItemSort(StrEnum):
+    difficulty = "difficulty"
+    discrimination = "discrimination"
+
+
 @atlas_app.command("items")
-def items_cmd(ctx: typer.Context, benchmark: BenchmarkOption = None,
-              fmt: FormatOption = OutputFormat.table, output: OutputOption = None) -> None:
-    """Item (task) difficulties and discriminations of the latest stored fit, with the
-    investigator's verdict (infeasible / investigated episodes, suspect)."""
+def items_cmd(
+    ctx: typer.Context, benchmark: BenchmarkOption = None,
+    sort: Annotated[ItemSort | None, typer.Option(
+        "--sort", case_sensitive=False, help="Order every item by difficulty (easiest "
+        "first) or discrimination (highest first). Default: by benchmark, then "
+        "difficulty.")] = None,
+    top: Annotated[int | None, typer.Option("--top", min=1, help="Only the first N.")
+                   ] = None,
+    hardest: Annotated[bool, typer.Option(
+        "--hardest", help="Hardest first (implies --sort difficulty).")] = False,
+    fmt: FormatOption = OutputFormat.table, output: OutputOption = None,
+) -> None:
+    """Item (task) difficulties, discriminations and observed success rates of the
+    latest stored fit, with the investigator's verdict (infeasible / investigated
+    episodes, suspect)."""
     from evalatlas import atlas
 
-    result = atlas.with_verdicts(_stored(ctx, benchmark).item_table(),
-                                 _failures(ctx, benchmark))
+    fitted = _stored(ctx, benchmark)
+    result = atlas.with_verdicts(
+        _call(fitted.item_table, sort=sort.value if sort else None, top=top,
+              hardest=hardest), _failures(ctx, benchmark))
     m = result.meta
     cols = [*ITEM_COLUMNS[:-1], ("infeasible", "infeasible / investigated", _verdict),
             ITEM_COLUMNS[-1]]
@@ -202,13 +225,15 @@ def next_tasks_cmd(
     agent: Annotated[str, typer.Argument(help="Agent name or id (prefix).")],
     k: Annotated[int, typer.Option("--k", min=1, help="How many tasks.")] = 10,
     benchmark: BenchmarkOption = None,
+    new_agent: NewAgentOption = False,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
     """The K tasks AGENT has not run that tell most about its ability (Fisher information)."""
     from evalatlas import atlas
 
-    result = _call(atlas.suggest_tasks, agent, db_path(ctx), count=k, benchmark=benchmark)
+    result = _call(atlas.suggest_tasks, agent, db_path(ctx), count=k, benchmark=benchmark,
+                   new_agent=new_agent)
     cols = [("benchmark", "benchmark"), ("task_id", "task"),
             ("task_version_hash", "version", lambda r: (r["task_version_hash"] or "-")[:12]),
             ("information", "information"), ("difficulty", "difficulty"),
@@ -226,6 +251,7 @@ def estimate_cmd(
         "agent's description (weak evidence).")] = False,
     description: Annotated[str | None, typer.Option(
         "--description", help="Description text for an agent not in the store.")] = None,
+    new_agent: NewAgentOption = False,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
@@ -233,7 +259,8 @@ def estimate_cmd(
     from evalatlas import atlas
 
     est = _call(atlas.estimate, agent, db_path(ctx), benchmark=benchmark,
-                from_description=from_description, description=description)
+                from_description=from_description, description=description,
+                new_agent=new_agent)
     d = est.to_dict()
     if fmt is OutputFormat.json:
         emit(json.dumps(d, indent=2, allow_nan=False, ensure_ascii=False) + "\n", output)

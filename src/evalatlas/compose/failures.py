@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from evalatlas.analysis.failures import FailuresResult, failures_result
 from evalatlas.store.db import Store
 from evalatlas.store.findings import findings_rows
+from evalatlas.store.selection import select_agents, select_benchmarks, select_experiments
 
 
 def failures(store: Store, *, by: str = "agent", agent: Sequence[str] | None = None,
@@ -16,8 +17,9 @@ def failures(store: Store, *, by: str = "agent", agent: Sequence[str] | None = N
              experiment: Sequence[str] | None = None,
              confidence: float = 0.95) -> FailuresResult:
     """The :class:`FailuresResult` of the store's failed and investigated episodes,
-    grouped by ``by`` and selected by agent, benchmark and experiment (ids or names)."""
-    rows = findings_rows(store, by=by, agent=list(agent) if agent else None,
-                         benchmark=list(benchmark) if benchmark else None,
-                         experiment=list(experiment) if experiment else None)
+    grouped by ``by`` and selected by agent, benchmark and experiment (ids or names as
+    people type them: :mod:`evalatlas.store.selection`, an unknown one an error)."""
+    rows = findings_rows(store, by=by, agent=select_agents(store, agent or None),
+                         benchmark=select_benchmarks(store, benchmark or None),
+                         experiment=select_experiments(store, experiment or None))
     return failures_result(rows, by=by, confidence=confidence)

@@ -31,11 +31,10 @@ def _filters(agent: list[str] | None, benchmark: list[str] | None
              ) -> tuple[list[str], list[Any]]:
     where: list[str] = []
     params: list[Any] = []
-    if agent:
-        marks = ", ".join("?" for _ in agent)
-        where.append(f"(x.agent_name IN ({marks}) OR x.agent_id IN ({marks}))")
-        params += [*agent, *agent]
-    if benchmark:
+    if agent is not None:
+        where.append(f"x.agent_id IN ({', '.join('?' for _ in agent) or 'NULL'})")
+        params += list(agent)
+    if benchmark is not None:
         where.append(f"coalesce(x.benchmark_name, '(unknown)') IN "
                      f"({', '.join('?' for _ in benchmark)})")
         params += list(benchmark)
@@ -47,8 +46,9 @@ def select_for_investigation(store: Store, *, only: str = "failed",
                              benchmark: list[str] | None = None) -> list[dict[str, Any]]:
     """Stored episodes to investigate, in key order (experiment, trajectory): whole rows
     (``e.*``) plus ``x_agent`` (agent name), ``x_framework``, ``x_benchmark`` and
-    ``investigated`` (the episode already has findings). ``only="failed"`` keeps failed episodes
-    (:data:`FAILED_SQL`); ``agent`` matches agent names or ids, ``benchmark`` names."""
+    ``investigated`` (the episode already has findings). ``only="failed"`` keeps failed
+    episodes (:data:`FAILED_SQL`); ``agent``: agent ids, ``benchmark``: names, both
+    resolved from what the user typed by :mod:`evalatlas.store.selection`."""
     if only not in ONLY:
         raise ValueError(f"only must be one of {', '.join(ONLY)}, got {only!r}")
     where, params = _filters(agent, benchmark)
