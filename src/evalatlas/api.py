@@ -129,12 +129,13 @@ class Store(_db.Store):
     """The values of :meth:`export_eee`'s ``relationship`` (EEE's evaluator_relationship)."""
 
     def ingest(
-        self, *paths: str | Path, fmt: str | None = None,
+        self, *paths: str | Path | Sequence[str | Path], fmt: str | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE, unknown_model_cost: str = "none",
         force: bool = False, limits: ReadLimits | None = None, benchmark: str | None = None,
         on_progress: Callable[[str, int], None] | None = None,
     ) -> IngestReport:
-        """Ingest files or folders (any supported format; ``-`` is JSONL on stdin); returns
+        """Ingest files or folders (any supported format; ``-`` is JSONL on stdin; several
+        as arguments or as one list; an empty path is refused, not read as ``.``); returns
         counts and the first quarantined problems (``report.rejected``,
         ``report.problems``).
 
@@ -146,8 +147,8 @@ class Store(_db.Store):
         benchmark of every ingested experiment; ``on_progress(source, n_records)`` is
         called as sources start and every few thousand records (progress bars)."""
         if unknown_model_cost not in ("none", "zero"):
-            raise ValueError("unknown_model_cost must be 'none' or 'zero'")
-        return ingest_paths(self, paths, fmt=fmt, batch_size=batch_size,
+            raise ArgumentError("unknown_model_cost must be 'none' or 'zero'")
+        return ingest_paths(self, _ingest_paths(paths), fmt=fmt, batch_size=batch_size,
                             on_progress=on_progress, unknown_model_cost=unknown_model_cost,
                             force=force, limits=limits, benchmark=benchmark)
 
@@ -224,6 +225,34 @@ class Store(_db.Store):
 
             raise ArgumentError(f"source must be a string or None, got {source!r}")
         return clear_quarantine_rows(self, source=source)
+
+
+def _ingest_paths(paths: tuple[Any, ...]) -> list[str | Path]:
+    """``Store.ingest``'s paths checked: files or folders as text or path objects, also
+    given as one list (``store.ingest([a, b])`` ingests both). An empty string (which
+    would mean the current directory), None, a number or no path at all is an
+    :class:`ArgumentError` (issue 28.2: ``ingest('')`` ingested the working directory and
+    ``ingest([a, b])`` nothing)."""
+    import os
+
+    out: list[str | Path] = []
+    for item in paths:
+        for p in (item if isinstance(item, list | tuple) else [item]):
+            if isinstance(p, Path) or (isinstance(p, str) and p.strip()):
+                out.append(p)
+            elif isinstance(p, str):
+                raise ArgumentError("paths: an empty path names no file or folder (it "
+                                    "would be read as the current directory); pass '.' "
+                                    "to ingest that")
+            elif isinstance(p, os.PathLike) and isinstance(os.fspath(p), str):
+                out.append(Path(p))
+            else:
+                raise ArgumentError(f"paths must be files or folders (text or Path, or a "
+                                    f"list of them), got {type(p).__name__} {p!r:.60}")
+    if not out:
+        raise ArgumentError("paths: nothing to ingest; give at least one file or folder "
+                            "('-' reads JSONL from standard input)")
+    return out
 
 
 def open(path: str | Path | None = None, *, read_only: bool = False,

@@ -136,6 +136,9 @@ def price(
     now. ``unknown_model_cost="zero"`` reports $0 for an unpriced model (as the seeds
     do) instead of an unknown cost. Raises ValueError / :class:`evalatlas.InputError` on
     a bad price file, preset or date."""
+    from numbers import Integral
+
+    from evalatlas.errors import ArgumentError
     from evalatlas.pricing import (
         UNKNOWN_MODEL_ZERO,
         PriceBook,
@@ -146,10 +149,15 @@ def price(
     )
 
     if unknown_model_cost not in ("none", "zero"):
-        raise ValueError("unknown_model_cost must be 'none' or 'zero'")
-    for n in (input_tokens, output_tokens, cache_read, cache_write):
-        if n < 0:
-            raise ValueError(f"token counts must be >= 0, got {n}")
+        raise ArgumentError("unknown_model_cost must be 'none' or 'zero'")
+    if not isinstance(model, str) or not model.strip():
+        raise ArgumentError(f"model must be a model name (text), got {model!r:.60}")
+    for arg, n in (("input_tokens", input_tokens), ("output_tokens", output_tokens),
+                   ("cache_read", cache_read), ("cache_write", cache_write)):
+        # a count: True, 2.5, NaN or "100" is a caller's mistake, never a price
+        if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
+            raise ArgumentError(f"{arg} must be a whole number of tokens >= 0, got "
+                                f"{type(n).__name__} {n!r:.40}")
     book = PriceBook(prices, None if presets is None else list(presets), library=library)
     when = datetime.fromisoformat(at) if isinstance(at, str) else at
     if when is not None and when.tzinfo is None:

@@ -9,8 +9,9 @@ uses for a store file (one definition of every aggregate).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from evalatlas.errors import ArgumentError
 from evalatlas.store.db import Store
 from evalatlas.store.schema import EPISODE_COLUMNS, EXPERIMENT_COLUMNS
 from evalatlas.store.selection import experiments_of, id_filter
@@ -42,6 +43,63 @@ def episodes_frame(
         params).df()
 
 
+_NUMERIC = ("DOUBLE", "BIGINT", "INTEGER", "FLOAT", "HUGEINT", "SMALLINT")
+
+
+def _bad_value(values: Any, boolean: bool) -> Any:
+    """The first non-missing value of an object column that is not a number (or, for a
+    boolean column, not a bool or 0/1); ``_NONE`` when every value is fine."""
+    import math
+    from numbers import Real
+
+    for v in values:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        if boolean:
+            if isinstance(v, bool) or (hasattr(v, "dtype") and v.dtype.kind == "b"):
+                continue
+            if isinstance(v, Real) and not isinstance(v, str) and v in (0, 1):
+                continue
+            return v
+        if isinstance(v, Real) and not isinstance(v, bool | str) and not (
+                hasattr(v, "dtype") and v.dtype.kind == "b"):
+            continue
+        return v
+    return _NONE
+
+
+_NONE = object()
+
+
+def check_frame_types(frame: pd.DataFrame, types: dict[str, str]) -> None:
+    """:class:`~evalatlas.errors.ArgumentError` naming the first episode column of
+    ``frame`` whose values cannot be what the store holds there (``types``: column ->
+    DuckDB type): text in a number column (``reward`` as ``"1.0"``), or anything but
+    True/False/0/1 in ``success`` (``"yes"``). Without this a string reward failed deep
+    inside DuckDB and ``"yes"`` successes were silently dropped (issue 28.2)."""
+    for col, dtype in types.items():
+        if col not in frame.columns:
+            continue
+        boolean = dtype == "BOOLEAN"
+        if not boolean and dtype not in _NUMERIC:
+            continue
+        series = frame[col]
+        kind = series.dtype.kind
+        if kind in "iuf" and (not boolean or series.dropna().isin([0, 1]).all()):
+            continue
+        if kind == "b":
+            continue
+        bad = _bad_value(series.tolist(), boolean) if kind == "O" else (
+            series[~series.isin([0, 1])].iloc[0] if boolean and kind in "iuf"
+            else series.dropna().iloc[0] if len(series.dropna()) else _NONE)
+        if bad is _NONE:
+            continue
+        want = ("True/False (or 0/1; missing as None)" if boolean
+                else "numbers (missing as None or NaN)")
+        raise ArgumentError(f"the episodes frame's column {col!r} must hold {want}; it holds "
+                            f"{type(bad).__name__} {bad!r:.60}")
+
+
 def store_from_frame(frame: pd.DataFrame) -> Store:
     """An in-memory store holding the frame's episodes (and, from the experiment columns,
     its experiments). Columns the frame lacks are NULL; unknown columns are ignored."""
@@ -51,6 +109,13 @@ def store_from_frame(frame: pd.DataFrame) -> Store:
                          "use store.episodes() or add them")
     store = Store(":memory:")
     con = store.con
+    try:
+        check_frame_types(frame, dict(con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'episodes'").fetchall()))
+    except ArgumentError:
+        store.close()
+        raise
     con.register("_evalatlas_frame", frame)
     try:
         ep_cols = [c for c in EPISODE_COLUMNS if c in frame.columns]
