@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from verdict_check import assert_verdict_agrees
@@ -35,7 +36,11 @@ def test_holm_verdict_says_why_the_unadjusted_interval_excludes_zero() -> None:
         assert "after Holm adjustment for 3 comparisons" in r["sentence"]
         excludes = r["diff_ci_low"] > 0 or r["diff_ci_high"] < 0
         significant = r["p_holm"] < 0.05
-        if excludes and not significant:
+        if not significant and r["p"] < 0.05:  # Holm took significance away: one clause
+            assert (f"on its own this pair would be significant (p = {r['p']:.3f} < 0.05), "
+                    "but Holm's adjustment for all the comparisons made here raises it to "
+                    f"{r['p_holm']:.3f}, so it is not") in r["sentence"]
+        elif excludes and not significant:
             assert "the unadjusted 95% CI excludes 0, but the McNemar test after Holm " \
                    "adjustment is not significant" in r["sentence"]
         assert -1 <= r["diff_ci_low"] <= r["diff"] <= r["diff_ci_high"] <= 1
@@ -54,7 +59,54 @@ def test_grammar_and_no_negative_zero() -> None:
             "diff_ci_low": -0.2, "diff_ci_high": 0.2, "test": "McNemar", "tasks_needed": 1,
             "detect": 0.05}
     text = sentence("A", "B", tiny)
-    assert "difference 0.0 points" in text and "about 1 task would be needed" in text
+    # 1 task "needed" after 3 would contradict the verdict: not said (issue 21.7)
+    assert "difference 0.0 points" in text and "would be needed" not in text
+
+
+def _no_difference_row(**kw: object) -> dict:
+    row = {"pair_by": "task", "shared_tasks": 500, "pairs": 500, "diff": 0.012, "p": 0.3,
+           "diff_ci_low": -0.01, "diff_ci_high": 0.034, "test": "McNemar",
+           "tasks_needed": 437, "detect": 0.05, "detectable_difference": 0.04562}
+    return {**row, **kw}
+
+
+def test_power_says_what_this_comparison_detects() -> None:
+    """Issue 21.7: "about 437 tasks would be needed" after 500 tasks read as a
+    contradiction; say what these 500 tasks detect."""
+    text = sentence("A", "B", _no_difference_row())
+    assert text.endswith("; with 500 shared tasks this comparison detects differences of "
+                         "4.6 points or more (80% power)")
+    assert "would be needed" not in text
+    # fewer tasks than needed: both, the second one consistent with the first
+    few = sentence("A", "B", _no_difference_row(shared_tasks=100, pairs=100, tasks_needed=437,
+                                                detectable_difference=0.102))
+    assert few.endswith("with 100 shared tasks this comparison detects differences of 10.2 "
+                        "points or more (80% power); about 437 tasks would be needed to "
+                        "detect 5.0 points")
+
+
+def test_holm_taking_significance_away_is_one_clause() -> None:
+    text = sentence("A", "B", _no_difference_row(p=0.041, p_holm=0.123, diff_ci_low=0.002),
+                    n_comparisons=3)
+    assert text.startswith("no detectable difference between A and B at 0.05 ")
+    assert ("McNemar p = 0.041, 0.123 after Holm adjustment for 3 comparisons" in text)
+    assert ("; on its own this pair would be significant (p = 0.041 < 0.05), but Holm's "
+            "adjustment for all the comparisons made here raises it to 0.123, so it is not"
+            in text)
+    assert "excludes 0" not in text  # one explanation, not two
+
+
+def test_detectable_difference_is_the_power_formula() -> None:
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    a = (rng.uniform(size=200) < 0.6).astype(int).tolist()
+    b = (rng.uniform(size=200) < 0.58).astype(int).tolist()
+    (row,) = compare_sides(["A", "B"], [_side(a), _side(b)])
+    d = np.array(a, dtype=float) - np.array(b, dtype=float)
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert row["detectable_difference"] == pytest.approx(z * np.sqrt(d.var(ddof=1) / 200),
+                                                         rel=1e-9)
 
 
 def test_all_pass_versus_all_fail_interval_stays_inside_100_points() -> None:

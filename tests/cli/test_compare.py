@@ -98,10 +98,14 @@ def test_a_tie_and_the_tasks_it_would_take(db: Path) -> None:
     z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
     need = math.ceil(z * z * d.var(ddof=1) / 0.05**2 - 1e-9)
     assert row["tasks_needed"] == need
+    mdd = z * math.sqrt(d.var(ddof=1) / 500)
+    assert row["detectable_difference"] == pytest.approx(mdd)
+    assert need < 500  # so no "N tasks would be needed" after 500 (issue 21.7)
     assert re.fullmatch(
         r"no detectable difference between .+ and .+ at 0\.05 \(difference 0\.0 points, "
         r"95% CI -\d+\.\d to \d+\.\d points; McNemar p = 1\.000; 500 shared tasks\); "
-        r"about " + f"{need:,}" + r" tasks would be needed to detect 5\.0 points",
+        r"with 500 shared tasks this comparison detects differences of "
+        + f"{100 * mdd:.1f}" + r" points or more \(80% power\)",
         row["sentence"])
     assert "-0.0" not in row["sentence"]
 

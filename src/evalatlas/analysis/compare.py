@@ -22,11 +22,14 @@ are rates (:func:`bounded_mean_interval` on the per-pair differences), else the 
 interval. The interval is unadjusted; the verdict uses the raw p-value, or with more
 than two sides the Holm-adjusted one, and its sentence says which and explains any
 disagreement with the interval (:func:`sentence`). When the test is not significant at
-``alpha`` the sentence gives the number of tasks needed to detect ``detect`` (default 5
-points) with 80% power from the observed variance of the paired difference
-(:func:`tasks_needed`); with no spread observed, the variance is bounded by
-``pa(1 - pa) + pb(1 - pb)`` (independent outcomes), which is conservative for positively
-correlated agents.
+``alpha`` the sentence says what this comparison could detect: the smallest difference
+detectable with 80% power at its number of pairs, from the observed variance of the
+paired difference (:func:`minimum_detectable_difference`, row ``detectable_difference``),
+and, only when more tasks than it has would be needed, how many it would take to detect
+``detect`` (default 5 points; :func:`tasks_needed`, row ``tasks_needed``). With no spread
+observed, the variance is bounded by ``pa(1 - pa) + pb(1 - pb)`` (independent outcomes),
+which is conservative for positively correlated agents. When the raw p-value is below
+``alpha`` and the Holm-adjusted one is not, the sentence says so in one clause.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import numpy as np
 from evalatlas.analysis.results import TableResult
 from evalatlas.stats.bounded import bounded_mean_interval, check_confidence
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
-from evalatlas.stats.power import tasks_needed
+from evalatlas.stats.power import minimum_detectable_difference, tasks_needed
 
 PairBy = Literal["task", "attempt"]
 
@@ -131,15 +134,30 @@ def _success_test(sa: np.ndarray, sb: np.ndarray, wilcoxon_p: float | None
     return "Wilcoxon", wilcoxon_p, None
 
 
+def _power_variance(variance: float, sa: np.ndarray, sb: np.ndarray) -> float:
+    """The observed variance of the paired difference; with none observed, the
+    independent-outcomes bound pa(1-pa) + pb(1-pb)."""
+    if variance > 0:
+        return variance
+    pa, pb = (float(sa.mean()), float(sb.mean())) if sa.size else (0.5, 0.5)
+    return pa * (1 - pa) + pb * (1 - pb)
+
+
 def _tasks_needed(variance: float, sa: np.ndarray, sb: np.ndarray, detect: float,
                   alpha: float) -> int | None:
-    """Tasks needed to detect ``detect`` with 80% power from the observed variance of the
-    difference; with none observed, the independent-outcomes bound pa(1-pa) + pb(1-pb)."""
-    var = variance
-    if not (var > 0):
-        pa, pb = (float(sa.mean()), float(sb.mean())) if sa.size else (0.5, 0.5)
-        var = pa * (1 - pa) + pb * (1 - pb)
+    """Tasks needed to detect ``detect`` with 80% power (:func:`_power_variance`)."""
+    var = _power_variance(variance, sa, sb)
     return tasks_needed(var, detect, alpha=alpha) if var > 0 else None
+
+
+def _detectable(variance: float, sa: np.ndarray, sb: np.ndarray, pairs: int,
+                alpha: float) -> float | None:
+    """The smallest difference ``pairs`` pairs detect with 80% power at ``alpha``
+    (:func:`minimum_detectable_difference`); None with no pair or no spread at all."""
+    var = _power_variance(variance, sa, sb)
+    if pairs < 2 or not var > 0:
+        return None
+    return minimum_detectable_difference(var, pairs, alpha=alpha)
 
 
 def compare_pair(
@@ -176,6 +194,8 @@ def compare_pair(
         "cost_a": _mean_or_none(cols["cost"][0]), "cost_b": _mean_or_none(cols["cost"][1]),
         "tasks_needed": _tasks_needed(success["variance"], sa, sb, detect, alpha),
         "detect": detect,
+        "detectable_difference": _detectable(success["variance"], sa, sb, len(shared),
+                                             alpha),
     }
 
 
@@ -244,12 +264,24 @@ def _no_difference(a: str, b: str, row: dict[str, Any], pct: str, p_name: str,
     text = (f"no detectable difference between {a} and {b} at {alpha:g} (difference "
             f"{_pts(row['diff'])} points, {_interval_text(row, pct)}; {p_name}; "
             f"{_units(row)})")
-    if lo is not None and hi is not None and (lo > 0 or hi < 0):
-        adjusted = " after Holm adjustment" if row.get("p_holm") is not None else ""
+    holm = row.get("p_holm") is not None
+    if holm and row["p"] < alpha:
+        text += (f"; on its own this pair would be significant (p = {_p_text(row['p'])} < "
+                 f"{alpha:g}), but Holm's adjustment for all the comparisons made here "
+                 f"raises it to {_p_text(row['p_holm'])}, so it is not")
+    elif lo is not None and hi is not None and (lo > 0 or hi < 0):
+        adjusted = " after Holm adjustment" if holm else ""
         text += (f"; the unadjusted {pct} excludes 0, but the {row['test']} test"
                  f"{adjusted} is not significant at {alpha:g}")
+    mdd = row.get("detectable_difference")
+    if mdd is not None:
+        n = (_count(row["shared_tasks"], "shared task") if row["pair_by"] == "task"
+             else _count(row["pairs"], "seeded pair"))
+        text += (f"; with {n} this comparison detects differences of {_pts(mdd)} points "
+                 "or more (80% power)")
     need = row["tasks_needed"]
-    if need:
+    pairs = row["pairs"]
+    if need and need > pairs and (mdd is None or mdd > row["detect"]):
         text += (f"; about {_count(need, 'task')} would be needed to detect "
                  f"{_pts(row['detect'])} points")
     return text
