@@ -132,7 +132,8 @@ class Store(_db.Store):
         self, *paths: str | Path | Sequence[str | Path], fmt: str | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE, unknown_model_cost: str = "none",
         force: bool = False, limits: ReadLimits | None = None, benchmark: str | None = None,
-        on_progress: Callable[[str, int], None] | None = None,
+        on_progress: Callable[[str, int], None] | None = None, model: str | None = None,
+        agent_name: str | None = None, labels: dict[str, str] | None = None,
     ) -> IngestReport:
         """Ingest files or folders (any supported format; ``-`` is JSONL on stdin; several
         as arguments or as one list; an empty path is refused, not read as ``.``); returns
@@ -145,12 +146,18 @@ class Store(_db.Store):
         seeds do) instead of leaving the cost unknown; ``limits`` bounds what one line,
         file, record or nesting may hold (:class:`ReadLimits`); ``benchmark`` names the
         benchmark of every ingested experiment; ``on_progress(source, n_records)`` is
-        called as sources start and every few thousand records (progress bars)."""
+        called as sources start and every few thousand records (progress bars).
+        ``model``, ``agent_name``, ``labels``: set on every experiment this ingest stores,
+        for sources that lack them, and recorded in its ``extra["overrides"]``
+        (:mod:`evalatlas.records.overrides`)."""
         if unknown_model_cost not in ("none", "zero"):
             raise ArgumentError("unknown_model_cost must be 'none' or 'zero'")
+        from evalatlas.records.overrides import Overrides
+
+        overrides = Overrides(model=model, agent_name=agent_name, labels=dict(labels or {}))
         return ingest_paths(self, _ingest_paths(paths), fmt=fmt, batch_size=batch_size,
                             on_progress=on_progress, unknown_model_cost=unknown_model_cost,
-                            force=force, limits=limits, benchmark=benchmark)
+                            force=force, limits=limits, benchmark=benchmark, overrides=overrides)
 
     def is_empty(self) -> bool:
         """True when the store holds no episodes and no measurements (nothing ingested)."""

@@ -20,7 +20,8 @@ err_console = Console(stderr=True, soft_wrap=True)
 
 FormatOption = Annotated[
     OutputFormat,
-    typer.Option("--format", "-f", help="Output format: table, json, csv or markdown."),
+    typer.Option("--format", "-f", case_sensitive=False,
+                 help="Output format: table, json, csv or markdown (any case)."),
 ]
 def _output_given(value: Path | None) -> Path | None:
     """``-o FILE``: checked before the work (:func:`check_output`), and a table is then

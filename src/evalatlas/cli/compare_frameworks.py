@@ -53,7 +53,8 @@ def compare_frameworks_cmd(
         "--scorecard", help="Scorecard normalisation.")] = ScorecardMode.relative,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.95,
     fmt: Annotated[ReportFormat | None, typer.Option(
-        "--format", "-f", help="table (the summary, fitted to the terminal), markdown (the "
+        "--format", "-f", case_sensitive=False,
+        help="table (the summary, fitted to the terminal), markdown (the "
         "full report) or json. Default: table on a terminal, else markdown.")] = None,
     output: OutputOption = None,
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,11 @@ from evalatlas.cli.common import console, err_console, fail, open_store
 from evalatlas.cli.render import safe_text
 
 
+class IngestFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
 def ingest(
     ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="EvalLog or cube directories, JSONL "
@@ -23,7 +29,10 @@ def ingest(
         "--input-format", help="Force one adapter (see `evalatlas formats`).")] = None,
     batch_size: Annotated[int, typer.Option(help="Records per transaction.")
                           ] = Store.DEFAULT_BATCH_SIZE,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    fmt: Annotated[IngestFormat, typer.Option(
+        "--format", "-f", case_sensitive=False,
+        help="table (a summary line) or json (the report).")] = IngestFormat.table,
+    json_out: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     prices: Annotated[Path | None, typer.Option(
         "--prices", help="Price file (TOML or YAML) used first when costs are computed "
         "from tokens; see `evalatlas price --help`.")] = None,
@@ -48,13 +57,30 @@ def ingest(
     benchmark: Annotated[str | None, typer.Option(
         "--benchmark", help="Name the benchmark of every ingested experiment (e.g. a py-irt "
         "response matrix, otherwise named after its file).")] = None,
+    model: Annotated[str | None, typer.Option(
+        "--model", help="The model of every ingested experiment's agent, for sources that "
+        "lack it (recorded as an override).")] = None,
+    agent_name: Annotated[str | None, typer.Option(
+        "--agent-name", help="The agent name of every ingested experiment (recorded as an "
+        "override).")] = None,
+    label: Annotated[list[str] | None, typer.Option(
+        "--label", help="key=value label set on every ingested experiment (repeatable; "
+        "recorded as an override).")] = None,
 ) -> None:
     """Ingest evaluation outputs into the store (idempotent, transactional, streaming)."""
+    from evalatlas.records.overrides import Overrides, parse_labels
+
+    json_out = json_out or fmt is IngestFormat.json
     if unknown_model_cost not in ("none", "zero"):
         fail("--unknown-model-cost must be 'none' or 'zero'")
     for p in paths:  # a typo creates no store (ingest itself checks every named path)
         if str(p) != "-" and not p.exists() and not p.is_symlink():
             fail(f"{p}: no such file or folder (nothing was ingested)")
+    try:
+        labels = parse_labels(label)
+        Overrides(model=model, agent_name=agent_name, labels=labels)  # checked up front
+    except ValueError as exc:
+        fail(str(exc))
     if prices is not None:
         try:
             configure_prices(prices)
@@ -76,7 +102,8 @@ def ingest(
                                   unknown_model_cost=unknown_model_cost, force=force,
                                   limits=ReadLimits(max_line_bytes, max_file_bytes,
                                                     max_record_bytes, max_json_depth),
-                                  benchmark=benchmark)
+                                  benchmark=benchmark, model=model,
+                                  agent_name=agent_name, labels=labels)
         db = store.path
     if json_out:
         typer.echo(json.dumps(report.as_dict(), indent=2))

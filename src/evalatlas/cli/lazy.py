@@ -25,6 +25,27 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+
+def _no_flag_metavar() -> None:
+    """Help shows no ``<bool>`` beside a flag (``--force <bool>`` reads as if it took a
+    value): typer 0.29 prints every parameter's type; a flag has none to type."""
+    from typer.core import TyperOption
+
+    if getattr(TyperOption.display_type_rich, "_evalatlas", False):
+        return
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        if self.is_flag and self.metavar is None:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich._evalatlas = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_no_flag_metavar()
+
 NOT_COMMANDS = {"main", "render", "common", "lazy", "guard"}
 """Modules of this package that are not command modules."""
 

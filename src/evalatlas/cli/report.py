@@ -41,7 +41,8 @@ def report_cmd(
         "--static", help="Also write each chart as SVG and PNG into this folder (without "
         "-o, only the images are written).")] = None,
     fmt: Annotated[ReportFormat, typer.Option(
-        "--format", "-f", help="html (the report) or json (its specs and data).")
+        "--format", "-f", case_sensitive=False,
+        help="html (the report) or json (its specs and data).")
     ] = ReportFormat.html,
 ) -> None:
     """Leaderboard, intervals, paired comparisons, cost vs accuracy, agent x task heatmap,

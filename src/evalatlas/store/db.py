@@ -149,6 +149,34 @@ def set_default_wait(seconds: float) -> None:
     _default_wait[0] = max(0.0, float(seconds))
 
 
+MODEL_KEY_SQL = "evalatlas_model"
+"""SQL name of :func:`evalatlas.pricing.names.normalise_model_name` on a store's
+connection: ``evalatlas_model(e.llm_model)`` is the one model of every spelling
+(``openai/neulab/claude-sonnet-4-20250514`` and ``anthropic/claude-sonnet-4-20250514``
+are ``claude-sonnet-4-20250514``), so ``--by model`` groups a model once."""
+
+
+def _model_keys(names: Any) -> Any:
+    """Vectorised :func:`normalise_model_name` on a pyarrow string array (each distinct
+    name normalised once). Annotated ``Any``: DuckDB evaluates the annotations."""
+    import pyarrow as pa
+
+    from evalatlas.pricing.names import normalise_model_name
+
+    encoded = names.dictionary_encode() if not pa.types.is_dictionary(names.type) else names
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    keys = pa.array([normalise_model_name(n) for n in encoded.dictionary.to_pylist()],
+                    pa.string())
+    return pa.DictionaryArray.from_arrays(encoded.indices, keys).cast(pa.string())
+
+
+def register_functions(con: Any) -> None:
+    """The Python functions queries may call (:data:`MODEL_KEY_SQL`), on ``con``."""
+    con.create_function(MODEL_KEY_SQL, _model_keys, ["VARCHAR"], "VARCHAR", type="arrow",
+                        null_handling="default", side_effects=False)
+
+
 class Store:
     """A connection to one store file. Use as a context manager."""
 
@@ -185,6 +213,7 @@ class Store:
     def _open(self, read_only: bool) -> None:
         self.con = duckdb.connect(str(self.path), read_only=read_only)
         try:
+            register_functions(self.con)
             # DuckDB's own progress bar writes to stdout, which would corrupt --format json
             # output; the CLI draws its own (rich, on stderr).
             self.con.execute(

@@ -29,6 +29,7 @@ from evalatlas.records.limits import ReadLimits
 from evalatlas.records.limits import current as current_limits
 from evalatlas.records.limits import using as limits_in_force
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
+from evalatlas.records.overrides import Overrides, apply_overrides
 from evalatlas.records.redact import redact_text
 from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.db import Store
@@ -209,6 +210,7 @@ def ingest_paths(
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     force: bool = False,
     benchmark: str | None = None,
+    overrides: Overrides | None = None,
 ) -> IngestReport:
     """Ingest every recognised input under ``paths`` into ``store``.
 
@@ -224,16 +226,19 @@ def ingest_paths(
     of models without a known price at $0 (the seeds' behaviour) instead of leaving the
     cost unknown. ``benchmark``: name the benchmark (and subset) of every ingested
     experiment this (e.g. a py-irt matrix, otherwise named after its file); disables the
-    fast path. Returns counts and example problems.
+    fast path. ``overrides``: model, agent name and labels set on every ingested
+    experiment and recorded as overrides (:mod:`evalatlas.records.overrides`); disables
+    the fast path. Returns counts and example problems.
     """
     if unknown_model_cost not in ("none", "zero"):
         raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got {unknown_model_cost!r}")
     paths = list(paths)
     check_named_paths(paths, fmt)
     store.unknown_model_cost = unknown_model_cost
+    overrides = overrides or Overrides()
     run = _Run(store, IngestReport(), _Batch(store), batch_size, on_progress,
-               False if benchmark is not None else fast, fast_min_bytes, chunk_bytes, force,
-               benchmark)
+               False if benchmark is not None or overrides else fast, fast_min_bytes,
+               chunk_bytes, force, benchmark, overrides)
     with limits_in_force(limits or ReadLimits()):
         run.ingest(paths, fmt)
     return run.report
@@ -277,6 +282,7 @@ class _Run:
     chunk_bytes: int
     force: bool
     benchmark: str | None = None
+    overrides: Overrides = field(default_factory=Overrides)
     n_items: int = 0
 
     def problem(self, p: Problem) -> None:
@@ -504,7 +510,10 @@ class _Run:
             self.batch.flush(self.report)
 
     def rename(self, item: object) -> object:
-        """``--benchmark``: an experiment record takes the given benchmark name."""
+        """``--benchmark``: an experiment record takes the given benchmark name;
+        ``--model``/``--agent-name``/``--label``: the overrides, recorded."""
+        if isinstance(item, ExperimentRecord) and self.overrides:
+            item = apply_overrides(item, self.overrides)
         if self.benchmark is not None and isinstance(item, ExperimentRecord):
             return item.model_copy(update={
                 "benchmark_name": self.benchmark,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import MODEL_KEY_SQL, Store
 from evalatlas.store.selection import id_filter
 
 _LABEL = re.compile(r"^label:([A-Za-z0-9_.\-]+)$")
@@ -23,7 +23,9 @@ GROUPS: dict[str, tuple[str, str]] = {
                    "coalesce(any_value(x.experiment_name), e.experiment_id)"),
     "benchmark": ("coalesce(x.benchmark_name, '(unknown)')",
                   "coalesce(x.benchmark_name, '(unknown)')"),
-    "model": ("coalesce(e.llm_model, '(unknown)')", "coalesce(e.llm_model, '(unknown)')"),
+    # one model, whatever the harness called it (pricing.names.normalise_model_name)
+    "model": (f"coalesce({MODEL_KEY_SQL}(e.llm_model), '(unknown)')",
+              f"coalesce({MODEL_KEY_SQL}(e.llm_model), '(unknown)')"),
     "task": ("e.task_id", "e.task_id"),
     "status": ("e.status", "e.status"),
     # internal (not a --by choice): one group per (benchmark, agent), key and display
