@@ -102,15 +102,14 @@ def findings_rows(store: Store, *, by: str = "agent", agent: list[str] | None = 
     the ``by`` group (``group_key``/``group_name``, see
     :func:`evalatlas.store.queries.group_expr`), the agent, task, whether it failed
     (:data:`FAILED_SQL`), and the findings' fields (None where absent). Input of
-    :mod:`evalatlas.analysis.failures`. ``experiment``: ids or names."""
+    :mod:`evalatlas.analysis.failures`. ``experiment``: experiment ids (resolved)."""
     _, key, _ = group_expr(by)
     display = {"agent": "coalesce(x.agent_name, '(no experiment record)')",
                "experiment": "coalesce(x.experiment_name, e.experiment_id)"}.get(by, key)
     where, params = _filters(agent, benchmark)
-    if experiment:
-        marks = ", ".join("?" for _ in experiment)
-        where.append(f"(e.experiment_id IN ({marks}) OR x.experiment_name IN ({marks}))")
-        params += [*experiment, *experiment]
+    if experiment is not None:  # ids, resolved by store/selection.py
+        where.append(f"e.experiment_id IN ({', '.join('?' for _ in experiment) or 'NULL'})")
+        params += list(experiment)
     where.append(f"({FAILED_SQL} OR e.findings IS NOT NULL)")
     f = "e.findings"
     return store.query(f"""
