@@ -170,9 +170,13 @@ def test_only_all_agent_and_benchmark_filters(demo: Path) -> None:
     with Store(demo, read_only=True) as s:
         ok = s.query("SELECT findings FROM episodes WHERE success AND findings IS NOT NULL")
         assert len(ok) == 45
-    with FakeOpenAI(responder=scripted) as srv:
-        res = _run(demo, srv, benchmark="nosuch")
-    assert res.rows[0]["selected"] == 0 and "No episode matched" in res.notes[-1]
+    # an unknown name is an error listing the closest (issue 21.5), not an empty run
+    with pytest.raises(ea.EvalAtlasError, match="'nosuch' matches no benchmark; closest: "
+                       "benchmark toybench"), FakeOpenAI(responder=scripted) as srv:
+        _run(demo, srv, benchmark="nosuch")
+    with FakeOpenAI(responder=scripted) as srv:  # names people type
+        res = _run(demo, srv, only="all", agent="Planner Sonnet", reinvestigate=True)
+    assert res.rows[0]["selected"] == 60
     with pytest.raises(ea.EvalAtlasError, match="only must be one of failed, all"), \
             FakeOpenAI() as srv:
         _run(demo, srv, only="broken")
