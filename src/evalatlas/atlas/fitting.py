@@ -81,13 +81,14 @@ def fit_matrix(
     settings = {"model": spec.name, "cell": matrix.cell, "benchmark": benchmark,
                 "holdout": holdout, "seed": seed, "drift": drift, "propensity": propensity}
     notes: list[str] = []
+    diag_irt = None
     if held.size:
         diag_irt, _, _ = _fit_cells(matrix, train_mask, spec, priors, seed, propensity)
-        diag: dict[str, Any] = heldout_scores(diag_irt, held)
-    else:
-        diag = heldout_scores(None, held)
+    diag: dict[str, Any] = heldout_scores(diag_irt, held)
     everything = np.ones(cells.size, dtype=bool)
-    irt, train, ipw_rates = _fit_cells(matrix, everything, spec, priors, seed, propensity)
+    # warm-started from the diagnostic fit (which never saw the held-out cells)
+    irt, train, ipw_rates = _fit_cells(matrix, everything, spec, priors, seed, propensity,
+                                       start=diag_irt)
     if propensity:
         notes.append("--propensity: cells weighted by 1/P(agent ran task | difficulty); "
                      "see evalatlas.atlas.selection for the assumption")
@@ -133,18 +134,19 @@ def fit_matrix(
 
 def _fit_cells(matrix: ResponseMatrix, mask: np.ndarray, spec: ModelSpec,
                priors: Priors | None, seed: int, propensity: bool,
-               ) -> tuple[IRTFit, Cells, np.ndarray | None]:
-    """One IRT fit on the cells ``mask`` keeps (inverse-propensity weighted on request):
-    the fit, the cells it used, the IPW success rates (None without ``propensity``)."""
+               start: IRTFit | None = None) -> tuple[IRTFit, Cells, np.ndarray | None]:
+    """One IRT fit on the cells ``mask`` keeps (inverse-propensity weighted on request;
+    warm-started from ``start``): the fit, the cells it used, the IPW success rates
+    (None without ``propensity``)."""
     train = matrix.cells.subset(mask)
-    irt = fit_irt(train, spec, priors=priors, seed=seed)
+    irt = fit_irt(train, spec, priors=priors, seed=seed, start=start)
     if not propensity:
         return irt, train, None
     weights, _ = propensity_weights(matrix, irt.difficulty)
     train = Cells(train.agent, train.item, train.k, train.n, train.n_agents,
                   train.n_items, weights[mask])
-    return fit_irt(train, spec, priors=priors, seed=seed), train, ipw_success_rates(
-        matrix, weights)
+    return fit_irt(train, spec, priors=priors, seed=seed, start=irt), train, \
+        ipw_success_rates(matrix, weights)
 
 
 def _components(cells: Cells) -> int:

@@ -404,6 +404,7 @@ def fit_irt(
     max_iter: int = 3000,
     tol: float = 1e-6,
     estimate_ability_sd: bool = True,
+    start: IRTFit | None = None,
 ) -> IRTFit:
     """MAP fit of ``model`` to ``cells`` by L-BFGS, then Laplace standard errors.
 
@@ -419,21 +420,30 @@ def fit_irt(
     is 1 (abilities and difficulties divided by it, discriminations multiplied);
     1PL keeps the Rasch logit scale (discrimination 1) and reports the sd in
     ``extra["ability_sd"]``.
+
+    ``start``: a fit of the same model to cells of the same agents and items (a subset,
+    e.g. without the held-out cells) whose optimum and ability sd are the starting
+    point (warm start): the fit on all cells then takes a few iterations, not a full run.
     """
     model = ModelSpec.parse(model) if isinstance(model, str) else model
     priors = priors or Priors()
     # One BLAS thread: the work is elementwise numpy, and OpenBLAS threads on a busy
     # machine made each L-BFGS step ~100x slower (and summation order thread-dependent).
     with threadpool_limits(limits=1, user_api="blas"):
-        return _fit(cells, model, priors, seed, max_iter, tol, estimate_ability_sd)
+        return _fit(cells, model, priors, seed, max_iter, tol, estimate_ability_sd, start)
 
 
 def _fit(cells: Cells, model: ModelSpec, priors: Priors, seed: int, max_iter: int,
-         tol: float, estimate_ability_sd: bool) -> IRTFit:
+         tol: float, estimate_ability_sd: bool, start: IRTFit | None = None) -> IRTFit:
     obj = _Objective(cells, model, priors)
-    x = _start(cells, model, priors, seed)
     em = estimate_ability_sd and model.kind != "mf" and cells.n_agents >= 10
-    sd = priors.ability_sd
+    x0 = start.extra.get("x") if start is not None else None
+    if x0 is not None and np.shape(x0) == np.shape(_start(cells, model, priors, seed)):
+        x = np.array(x0, dtype=float)
+        sd = float(start.extra.get("ability_sd_raw", priors.ability_sd))  # type: ignore[union-attr]
+    else:
+        x = _start(cells, model, priors, seed)
+        sd = priors.ability_sd
     iterations, messages, ok = 0, [], True
     res = None
     for _outer in range(8 if em else 1):
@@ -474,6 +484,8 @@ def _fit(cells: Cells, model: ModelSpec, priors: Priors, seed: int, max_iter: in
     fit.extra["function_evaluations"] = obj.evals
     fit.extra["ability_sd"] = sd if em else priors.ability_sd
     fit.extra["lbfgs_runs"] = len(messages)
+    fit.extra["x"] = x  # the optimum before identification: a warm start for a refit
+    fit.extra["ability_sd_raw"] = sd
     return fit
 
 
