@@ -155,7 +155,7 @@ class Store(_db.Store):
         from evalatlas.records.overrides import Overrides
 
         overrides = Overrides(model=model, agent_name=agent_name, labels=dict(labels or {}))
-        return ingest_paths(self, _ingest_paths(paths), fmt=fmt, batch_size=batch_size,
+        return ingest_paths(self, check_paths(paths), fmt=fmt, batch_size=batch_size,
                             on_progress=on_progress, unknown_model_cost=unknown_model_cost,
                             force=force, limits=limits, benchmark=benchmark, overrides=overrides)
 
@@ -234,7 +234,7 @@ class Store(_db.Store):
         return clear_quarantine_rows(self, source=source)
 
 
-def _ingest_paths(paths: tuple[Any, ...]) -> list[str | Path]:
+def check_paths(paths: tuple[Any, ...]) -> list[str | Path]:
     """``Store.ingest``'s paths checked: files or folders as text or path objects, also
     given as one list (``store.ingest([a, b])`` ingests both). An empty string (which
     would mean the current directory), None, a number or no path at all is an

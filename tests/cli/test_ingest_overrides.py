@@ -63,3 +63,13 @@ def test_one_model_whatever_the_spelling(fixtures: Path, tmp_path: Path) -> None
     assert row["model"] == "claude-sonnet-4-20250514" and row["episodes"] == 800
     env = json.loads(_ok(["--db", str(db), "summary", "--by", "model", "-f", "json"]))
     assert [r["model"] for r in env["rows"]] == ["claude-sonnet-4-20250514"]
+
+
+def test_ingest_of_an_empty_path_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """Issue 28.2: ``evalatlas ingest ''`` ingested the working directory."""
+    (tmp_path / "here.jsonl").write_text('{"experiment_id": "x", "task_id": "t", '
+                                         '"trajectory_id": "r", "reward": 1.0}\n')
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["--db", str(tmp_path / "s.duckdb"), "ingest", ""])
+    assert res.exit_code == 2 and "an empty path names no file or folder" in res.output
+    assert not (tmp_path / "s.duckdb").exists()  # nothing created

@@ -23,7 +23,7 @@ class IngestFormat(StrEnum):
 
 def ingest(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(help="EvalLog or cube directories, JSONL "
+    paths: Annotated[list[str], typer.Argument(help="EvalLog or cube directories, JSONL "
                                                 "files, other supported formats, or folders.")],
     input_format: Annotated[str | None, typer.Option(
         "--input-format", help="Force one adapter (see `evalatlas formats`).")] = None,
@@ -68,6 +68,7 @@ def ingest(
         "recorded as an override).")] = None,
 ) -> None:
     """Ingest evaluation outputs into the store (idempotent, transactional, streaming)."""
+    from evalatlas.api import check_paths
     from evalatlas.records.overrides import Overrides, parse_labels
 
     json_out = json_out or fmt is IngestFormat.json
@@ -77,6 +78,7 @@ def ingest(
         if str(p) != "-" and not p.exists() and not p.is_symlink():
             fail(f"{p}: no such file or folder (nothing was ingested)")
     try:
+        check_paths(tuple(paths))  # '' is refused, never read as the current directory
         labels = parse_labels(label)
         Overrides(model=model, agent_name=agent_name, labels=labels)  # checked up front
     except ValueError as exc:
