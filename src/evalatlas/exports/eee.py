@@ -45,6 +45,7 @@ from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
 from evalatlas.store.export import iter_episodes
 from evalatlas.store.rows import experiment_from_row
+from evalatlas.store.selection import select_experiments
 
 SCHEMA_VERSION = "0.3.0"
 """The EEE schema version written (fixtures: ``shared/fixtures/eee/schema``)."""
@@ -655,6 +656,8 @@ def export_eee(
     if relationship not in RELATIONSHIPS:
         raise ValueError(f"relationship must be one of {RELATIONSHIPS}, got {relationship!r}")
     retrieved = retrieved_timestamp or str(int(time.time()))
+    # names (or ids) people type -> ids, by the one matcher (an unknown name is an error)
+    experiment = select_experiments(store, experiment)
     make_folder(directory)
     experiments = _experiments(store, experiment)
     result = EeeExport()
