@@ -52,13 +52,13 @@ def test_ingest_takes_a_list(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"input_tokens": float("nan")}, "input_tokens must be a whole number of tokens >= 0, "
-                                     "got float nan"),
-    ({"input_tokens": True}, "input_tokens .* got bool True"),
-    ({"input_tokens": 2.5}, "input_tokens .* got float 2.5"),
-    ({"input_tokens": "100"}, "input_tokens .* got str '100'"),
-    ({"output_tokens": -5}, "output_tokens .* got int -5"),
-    ({"cache_read": None}, "cache_read .* got NoneType None"),
+    ({"input_tokens": float("nan")}, "input_tokens: token counts must be whole numbers "
+                                     ">= 0, got float nan"),
+    ({"input_tokens": True}, "input_tokens: .* got bool True"),
+    ({"input_tokens": 2.5}, "input_tokens: .* got float 2.5"),
+    ({"input_tokens": "100"}, "input_tokens: .* got str '100'"),
+    ({"output_tokens": -5}, "output_tokens: .* got int -5"),
+    ({"cache_read": None}, "cache_read: .* got NoneType None"),
 ])
 def test_price_refuses_token_counts_that_are_not_counts(kwargs: dict, message: str) -> None:
     with pytest.raises(ArgumentError, match=message):

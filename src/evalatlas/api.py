@@ -159,6 +159,18 @@ class Store(_db.Store):
                             on_progress=on_progress, unknown_model_cost=unknown_model_cost,
                             force=force, limits=limits, benchmark=benchmark, overrides=overrides)
 
+    @staticmethod
+    def check_ingest(*paths: str | Path | Sequence[str | Path], model: str | None = None,
+                     agent_name: str | None = None,
+                     labels: dict[str, str] | None = None) -> None:
+        """Check :meth:`ingest`'s paths and overrides without opening anything: the
+        :class:`ArgumentError` ``ingest`` would raise (the CLI calls it before it creates
+        a store)."""
+        from evalatlas.records.overrides import Overrides
+
+        check_paths(paths)
+        Overrides(model=model, agent_name=agent_name, labels=dict(labels or {}))
+
     def is_empty(self) -> bool:
         """True when the store holds no episodes and no measurements (nothing ingested)."""
         from evalatlas.store.queries import is_empty

@@ -156,7 +156,7 @@ def price(
                    ("cache_read", cache_read), ("cache_write", cache_write)):
         # a count: True, 2.5, NaN or "100" is a caller's mistake, never a price
         if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
-            raise ArgumentError(f"{arg} must be a whole number of tokens >= 0, got "
+            raise ArgumentError(f"{arg}: token counts must be whole numbers >= 0, got "
                                 f"{type(n).__name__} {n!r:.40}")
     book = PriceBook(prices, None if presets is None else list(presets), library=library)
     when = datetime.fromisoformat(at) if isinstance(at, str) else at

@@ -6,7 +6,7 @@ import pytest
 
 from evalatlas.errors import ArgumentError
 from evalatlas.records.models import ExperimentRecord
-from evalatlas.records.overrides import Overrides, apply_overrides, parse_labels
+from evalatlas.records.overrides import Overrides, apply_overrides
 
 
 def _exp() -> ExperimentRecord:
@@ -33,10 +33,6 @@ def test_overrides_set_and_record_what_the_source_said() -> None:
 
 
 def test_labels_and_bad_overrides() -> None:
-    assert parse_labels(["tier=T1", "note=a=b"]) == {"tier": "T1", "note": "a=b"}
-    for bad in (["tier"], ["=x"]):
-        with pytest.raises(ArgumentError, match="key=value"):
-            parse_labels(bad)
     with pytest.raises(ArgumentError, match="model must be a non-empty name"):
         Overrides(model=" ")
     with pytest.raises(ArgumentError, match="not a label name"):

@@ -68,9 +68,6 @@ def ingest(
         "recorded as an override).")] = None,
 ) -> None:
     """Ingest evaluation outputs into the store (idempotent, transactional, streaming)."""
-    from evalatlas.api import check_paths
-    from evalatlas.records.overrides import Overrides, parse_labels
-
     json_out = json_out or fmt is IngestFormat.json
     if unknown_model_cost not in ("none", "zero"):
         fail("--unknown-model-cost must be 'none' or 'zero'")
@@ -78,9 +75,14 @@ def ingest(
         if str(p) != "-" and not p.exists() and not p.is_symlink():
             fail(f"{p}: no such file or folder (nothing was ingested)")
     try:
-        check_paths(tuple(paths))  # '' is refused, never read as the current directory
-        labels = parse_labels(label)
-        Overrides(model=model, agent_name=agent_name, labels=labels)  # checked up front
+        labels: dict[str, str] = {}
+        for item in label or []:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ValueError(f"label {item!r} must be written key=value")
+            labels[key.strip()] = value
+        # before a store is created: '' is refused, never read as the current directory
+        Store.check_ingest(*paths, model=model, agent_name=agent_name, labels=labels)
     except ValueError as exc:
         fail(str(exc))
     if prices is not None:

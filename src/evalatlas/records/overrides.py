@@ -48,18 +48,6 @@ class Overrides:
         return bool(self.model or self.agent_name or self.labels)
 
 
-def parse_labels(items: list[str] | None) -> dict[str, str]:
-    """``["tier=T1", "team=a"]`` -> ``{"tier": "T1", "team": "a"}``; an item without
-    ``=`` or with an empty name is an :class:`ArgumentError` naming it."""
-    out: dict[str, str] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ArgumentError(f"label {item!r} must be written key=value")
-        out[key.strip()] = value
-    return out
-
-
 def apply_overrides(exp: ExperimentRecord, overrides: Overrides) -> ExperimentRecord:
     """``exp`` with the overrides applied and ``extra["overrides"]`` recording, for each
     field changed, what the source said and what the user set."""
