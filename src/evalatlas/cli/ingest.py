@@ -71,9 +71,6 @@ def ingest(
     json_out = json_out or fmt is IngestFormat.json
     if unknown_model_cost not in ("none", "zero"):
         fail("--unknown-model-cost must be 'none' or 'zero'")
-    for p in paths:  # a typo creates no store (ingest itself checks every named path)
-        if str(p) != "-" and not p.exists() and not p.is_symlink():
-            fail(f"{p}: no such file or folder (nothing was ingested)")
     try:
         labels: dict[str, str] = {}
         for item in label or []:
@@ -85,6 +82,9 @@ def ingest(
         Store.check_ingest(*paths, model=model, agent_name=agent_name, labels=labels)
     except ValueError as exc:
         fail(str(exc))
+    for p in map(Path, paths):  # a typo creates no store (ingest checks every named path)
+        if str(p) != "-" and not p.exists() and not p.is_symlink():
+            fail(f"{p}: no such file or folder (nothing was ingested)")
     if prices is not None:
         try:
             configure_prices(prices)
