@@ -3,6 +3,7 @@ columns named; every table command rendered at 80 columns on the demo and the fi
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -183,3 +184,21 @@ def test_judge_and_judge_rubric_fit_80_columns(store: Path, tmp_path: Path,
         _check_fits(r.stdout)
         assert "consensus" in r.stdout and "2/2 judges valid" in " ".join(r.stdout.split())
         assert len(srv.requests) == 6 + 2
+
+
+def test_summary_at_80_columns_shows_cost_not_an_empty_published_column(
+        tmp_path: Path) -> None:
+    """The README's promise for an 80-column terminal (agent, success, episodes, tasks,
+    cost): with no published headline in the store the "published" column is not shown
+    (a column of dashes took cost's place); JSON still carries the field."""
+    db = str(tmp_path / "demo.duckdb")
+    assert runner.invoke(app, ["--db", db, "ingest", str(EXAMPLES)]).exit_code == 0
+    r = runner.invoke(app, ["--db", db, "summary"], env={"COLUMNS": str(WIDTH)})
+    assert r.exit_code == 0, r.output
+    header = next(line for line in r.stdout.splitlines() if "agent" in line)
+    for col in ("agent", "episodes", "tasks", "success", "cost"):
+        assert col in header
+    assert "published" not in r.stdout
+    _check_fits(r.stdout)
+    rows = json.loads(runner.invoke(app, ["--db", db, "summary", "--format", "json"]).stdout)
+    assert all("published" in row and not row["published"] for row in rows["rows"])

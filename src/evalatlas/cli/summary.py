@@ -193,6 +193,9 @@ def summary_cmd(
         Col("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1),
             10),
     ]
+    if fmt == OutputFormat.table and not any(r.get("published") for r in result.rows):
+        # a column of dashes would push cost off an 80-column terminal
+        columns = [c for c in columns if c.key != "published"]
     if incomplete or fmt != OutputFormat.table:
         columns.insert(len(result.meta["group_by"]) + 1,
                        Col("run_status", "run", _status, 1.2 if incomplete else 13))
