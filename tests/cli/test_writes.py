@@ -198,3 +198,85 @@ def test_a_read_only_folder_as_an_unprivileged_user(store: Path, as_nobody) -> N
         assert _one_line_error(out.stderr) == (f"error: cannot write {shown}: permission "
                                                f"denied (folder {locked})")
     assert list(locked.iterdir()) == []
+
+
+# --format table|json on the commands that write files (issue #21 point 7): json is an
+# envelope of what was written, the format name in any case.
+def _json(args: list[str]) -> dict:  # type: ignore[type-arg]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("spelling", ["json", "JSON", "Json"])
+def test_export_jsonl_format_json(store: Path, tmp_path: Path, spelling: str) -> None:
+    out = tmp_path / "runs.jsonl"
+    doc = _json(["--db", str(store), "export", "jsonl", str(out), "--format", spelling])
+    assert doc == {"schema": "evalatlas.export-jsonl/1",
+                   "rows": [{"path": str(out), "episodes": 40}]}
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert sum(1 for x in lines if '"trajectory_id"' in x) == 40
+    r = runner.invoke(app, ["--db", str(store), "export", "jsonl", str(out), "-f", "table"])
+    assert r.exit_code == 0 and "".join(r.output.split()) == f"wrote40episoderecordsto{out}"
+    r = runner.invoke(app, ["--db", str(store), "export", "jsonl", str(out), "-f", "csv"])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_export_jsonl_to_stdout_puts_the_envelope_on_stderr(store: Path) -> None:
+    r = runner.invoke(app, ["--db", str(store), "export", "jsonl", "-", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stderr) == {"schema": "evalatlas.export-jsonl/1",
+                                    "rows": [{"path": "-", "episodes": 40}]}
+    records = [json.loads(x) for x in r.stdout.splitlines()]
+    assert sum(1 for x in records if "trajectory_id" in x) == 40
+
+
+def test_export_parquet_format_json(store: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "pq"
+    doc = _json(["--db", str(store), "export", "parquet", str(out), "--format", "JSON"])
+    assert doc["schema"] == "evalatlas.export-parquet/1" and doc["directory"] == str(out)
+    by_table = {r["table"]: r for r in doc["rows"]}
+    assert by_table["episodes"]["rows"] == 40
+    for r in doc["rows"]:  # every row names a file that holds that many rows
+        assert r["path"] == str(out / f"{r['table']}.parquet")
+        assert pq.read_metadata(r["path"]).num_rows == r["rows"]
+
+
+def test_export_eee_format_json(store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "eee"
+    doc = _json(["--db", str(store), "export", "eee", str(out), "--validate",
+                 "--format", "json"])
+    assert doc["schema"] == "evalatlas.export-eee/1"
+    assert doc["directory"] == str(out / "data")
+    assert doc["skipped"] == [] and doc["problems"] == []
+    rows = {r["experiment_id"]: r for r in doc["rows"]}
+    assert set(rows) == {"e-alpha", "e-beta"}
+    for r in rows.values():
+        assert r["samples"] == 20 and r["outcome_unknown"] == 0
+        assert Path(r["aggregate"]).is_file() and Path(r["samples_file"]).is_file()
+        n = len(Path(r["samples_file"]).read_text(encoding="utf-8").splitlines())
+        assert n == 20
+        assert r["score"] == json.loads(Path(r["aggregate"]).read_text(encoding="utf-8"))[
+            "evaluation_results"][0]["score_details"]["score"]
+
+
+def test_atlas_matrix_format_json(store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "m.csv"
+    doc = _json(["--db", str(store), "atlas", "matrix", "-o", str(out), "--format", "Json"])
+    assert doc == {"schema": "evalatlas.atlas-matrix/1", "cell": "success", "drift": "split",
+                   "rows": [{"path": str(out), "cells": 40, "agents": 2, "items": 20}]}
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1 + 40  # header + cells
+
+
+def test_schema_write_format_json(tmp_path: Path) -> None:
+    out = tmp_path / "schemas"
+    doc = _json(["schema", "--write", str(out), "--format", "JSON"])
+    assert doc["schema"] == "evalatlas.schema/1" and doc["directory"] == str(out)
+    written = sorted(p.name for p in out.iterdir())
+    assert sorted(Path(r["path"]).name for r in doc["rows"]) == written
+    assert {r["record"] for r in doc["rows"]} >= {"EpisodeRecord"}
+    # printed (no --write), the output is the schema itself whatever the format
+    r = runner.invoke(app, ["schema", "EpisodeRecord", "--format", "json"])
+    assert r.exit_code == 0 and json.loads(r.output)["title"] == "EpisodeRecord"

@@ -85,3 +85,38 @@ def test_report_shows_the_published_check_and_unfinished_runs(browser_context: A
     # the page says which run did not finish
     assert "did not finish" in page.inner_text("header ul.notes")
     page.close()
+
+
+def test_summary_at_the_top_lists_the_trust_warnings(browser_context: Any,
+                                                     report: tuple[Path, Path],
+                                                     tmp_path: Path) -> None:
+    """Issue 21 point 8: the plain-language summary, first thing on the page, warns about
+    the run that did not finish and the published headline that evalatlas does not
+    reproduce (SWE-bench Claude 3.7: 52.8% published, 10.2% recomputed)."""
+    _, html = report
+    opened = open_report(browser_context, html, render_all=False)
+    assert opened.blocked == [] and opened.console_errors == [] and opened.page_errors == []
+    page = opened.page
+    summary = page.locator("main > section.summary#summary")
+    assert summary.count() == 1
+    # it comes before every other section of the page, inside the first viewport
+    assert page.evaluate("() => document.querySelector('main').firstElementChild.id") == \
+        "summary"
+    box = summary.bounding_box()
+    assert box is not None and box["y"] < 900 and box["y"] + box["height"] <= 900
+    warnings = [w.inner_text() for w in summary.locator("li.warning").all()]
+    for w in summary.locator("li.warning").all():
+        assert w.is_visible()
+        assert w.evaluate("e => getComputedStyle(e).color") == "rgb(154, 52, 18)"
+    assert any("did not finish" in w and "incomplete: 56 of 80 planned samples" in w
+               and "popularity" in w for w in warnings), warnings
+    claude = [w for w in warnings if "claude-3-7" in w.lower() or "claude 3.7" in w.lower()]
+    assert claude and all("0.528" in w or "52.8%" in w for w in claude), warnings
+    assert all("0.102" in w or "10.2%" in w for w in claude), warnings
+    # one line per SWE-bench board, each naming its board
+    assert sorted(w.split(": the source")[0].split("(")[-1] for w in claude) == [
+        "Verified board)", "bash-only board)"], claude
+    # the run whose headline agrees (Inspect's max-reducer accuracy) is not a warning
+    assert not any("arith-hidden-b" in w for w in warnings), warnings
+    page.screenshot(path=str(tmp_path / "summary.png"))
+    page.close()

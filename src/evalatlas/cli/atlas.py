@@ -16,7 +16,17 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from evalatlas import EvalAtlasError
-from evalatlas.cli.common import FormatOption, OutputOption, console, db_path, emit, fail
+from evalatlas.cli.common import (
+    FormatOption,
+    OutputOption,
+    WrittenFormat,
+    WrittenFormatOption,
+    console,
+    db_path,
+    emit,
+    emit_written,
+    fail,
+)
 from evalatlas.cli.render import OutputFormat, fmt_value, render, render_result
 
 atlas_app = typer.Typer(
@@ -283,6 +293,7 @@ def matrix_cmd(
     cell: CellOption = "success",
     drift: Annotated[str, typer.Option("--drift", help="split or merge task versions.")
                      ] = "split",
+    fmt: WrittenFormatOption = WrittenFormat.table,
 ) -> None:
     """Write the agent x task matrix in long format: one row per observed cell."""
     from evalatlas import atlas
@@ -290,6 +301,11 @@ def matrix_cmd(
     m = _call(atlas.matrix, db_path(ctx), benchmark=benchmark, cell=cell,  # type: ignore[arg-type]
               drift_mode=drift)  # type: ignore[arg-type]
     n_cells = m.write(output)  # Parquet or CSV (formulas neutralised, names redacted)
+    if fmt is WrittenFormat.json:
+        emit_written("evalatlas.atlas-matrix/1",
+                     [{"path": str(output), "cells": n_cells, "agents": m.n_agents,
+                       "items": m.n_items}], cell=cell, drift=drift)
+        return
     console.print(f"wrote {n_cells:,} cells ({m.n_agents} agents x {m.n_items} items) "
                   f"to {output}", markup=False, highlight=False)
 

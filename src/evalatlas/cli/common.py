@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from evalatlas import EvalAtlasError
-from evalatlas.cli.render import TABLE_AS_TEXT, OutputFormat, safe_text
+from evalatlas.cli.render import TABLE_AS_TEXT, OutputFormat, render, safe_text
 
 if TYPE_CHECKING:
     from evalatlas import Store
@@ -23,6 +24,34 @@ FormatOption = Annotated[
     typer.Option("--format", "-f", case_sensitive=False,
                  help="Output format: table, json, csv or markdown (any case)."),
 ]
+
+
+class WrittenFormat(StrEnum):
+    """``--format`` of commands that write files (``export``, ``atlas matrix``,
+    ``schema --write``): a one-line ``table`` summary, or ``json``, an envelope of what
+    was written."""
+
+    table = "table"
+    json = "json"
+
+
+WrittenFormatOption = Annotated[
+    WrittenFormat,
+    typer.Option("--format", "-f", case_sensitive=False,
+                 help="table (one line per file written) or json (an envelope of what was "
+                 "written: paths and counts); any case."),
+]
+
+
+def emit_written(schema: str, rows: list[dict[str, Any]], *, to_stderr: bool = False,
+                 **meta: Any) -> None:
+    """Print the ``--format json`` envelope ``{"schema": ..., **meta, "rows": rows}`` of
+    a command that wrote files; ``to_stderr`` when stdout carries the data itself
+    (``export jsonl -``)."""
+    text = render(rows, [], OutputFormat.json, schema=schema, meta=meta)
+    typer.echo(text, nl=False, err=to_stderr)
+
+
 def _output_given(value: Path | None) -> Path | None:
     """``-o FILE``: checked before the work (:func:`check_output`), and a table is then
     rendered as text into the file (:data:`evalatlas.cli.render.TABLE_AS_TEXT`) instead of

@@ -1,17 +1,21 @@
-"""``evalatlas export jsonl|parquet``."""
+"""``evalatlas export jsonl|parquet|eee``; ``--format json`` prints an envelope of what was
+written (``evalatlas.export-<kind>/1``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from evalatlas import Store, validate_eee
 from evalatlas.cli.common import (
+    WrittenFormat,
+    WrittenFormatOption,
     check_folder,
     check_output,
     console,
+    emit_written,
     err_console,
     fail,
     open_store,
@@ -28,6 +32,7 @@ def jsonl_cmd(
     path: Annotated[Path, typer.Argument(help="Output JSONL file.")],
     experiment: Annotated[list[str] | None, typer.Option(
         "--experiment", "-e", help="Only these experiments (id or name).")] = None,
+    fmt: WrittenFormatOption = WrittenFormat.table,
 ) -> None:
     """Experiment records, then one self-contained EpisodeRecord per line (the seed's ATLAS
     submission file), then measurements; `ingest` of the file rebuilds the same store.
@@ -35,6 +40,11 @@ def jsonl_cmd(
     check_output(path)
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
         n = store.export_jsonl(path, experiment)
+    if fmt is WrittenFormat.json:  # the records may be on stdout: the envelope then on stderr
+        emit_written("evalatlas.export-jsonl/1",
+                     [{"path": "-" if str(path) == "-" else str(path), "episodes": n}],
+                     to_stderr=str(path) == "-")
+        return
     (err_console if str(path) == "-" else console).print(
         f"wrote {n:,} episode records to {'stdout' if str(path) == '-' else path}",
         highlight=False, markup=False)
@@ -44,11 +54,17 @@ def jsonl_cmd(
 def parquet_cmd(
     ctx: typer.Context,
     directory: Annotated[Path, typer.Argument(help="Output directory.")],
+    fmt: WrittenFormatOption = WrittenFormat.table,
 ) -> None:
     """Every store table as <table>.parquet, readable by pandas, Spark, Trino, DuckDB."""
     check_folder(directory)
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
         counts = store.export_parquet(directory)
+    if fmt is WrittenFormat.json:
+        emit_written("evalatlas.export-parquet/1",
+                     [{"table": t, "rows": n, "path": str(directory / (t + ".parquet"))}
+                      for t, n in counts.items()], directory=str(directory))
+        return
     for table, n in counts.items():
         console.print(f"{table}: {n:,} rows -> {directory / (table + '.parquet')}",
                       highlight=False, markup=False)
@@ -69,6 +85,7 @@ def eee_cmd(
     validate: Annotated[bool, typer.Option(
         "--validate", help="Check the written files against the EEE 0.3.0 JSON Schemas "
         "(needs evalatlas[eee]).")] = False,
+    fmt: WrittenFormatOption = WrittenFormat.table,
 ) -> None:
     """Every Eval Ever 0.3.0 files: an aggregate and a samples file per experiment.
 
@@ -81,6 +98,9 @@ def eee_cmd(
     with open_store(ctx.parent, read_only=True, require_data=True) as store:
         result = store.export_eee(directory, experiment, organization=organization,
                                   relationship=relationship)
+    if fmt is WrittenFormat.json:
+        _eee_json(directory, result, validate)
+        return
     for w in result.written:
         unknown = f", {w.outcome_unknown} unknown outcome left out" if w.outcome_unknown else ""
         console.print(f"{safe_text(w.experiment_name)}: score {w.score:.4g}, {w.rows:,} "
@@ -106,6 +126,29 @@ def eee_cmd(
         if problems:
             fail(f"{len(problems)} schema problem(s) in the export")
         console.print("valid against the EEE 0.3.0 schemas", highlight=False, markup=False)
+
+
+def _eee_json(directory: Path, result: Any, validate: bool) -> None:
+    """``export eee --format json``: one row per experiment written, the skipped ones
+    with their reason, and (``--validate``) the schema problems; problems still fail."""
+    rows = [{"experiment_id": w.experiment_id, "experiment": w.experiment_name,
+             "score": w.score, "samples": w.rows, "outcome_unknown": w.outcome_unknown,
+             "aggregate": str(w.aggregate), "samples_file": str(w.samples),
+             "renamed": [{"part": p, "name": n, "directory": d} for p, n, d in w.renamed]}
+            for w in result.written]
+    meta: dict[str, Any] = {"directory": str(directory / "data"),
+                            "skipped": [{"experiment_id": e, "reason": r}
+                                        for e, r in result.skipped]}
+    problems: list[str] = []
+    if validate:
+        try:
+            problems = [str(p) for p in validate_eee(directory)]
+        except ImportError as exc:  # evalatlas[eee] is not installed: the message says so
+            fail(str(exc))
+        meta["problems"] = problems
+    emit_written("evalatlas.export-eee/1", rows, **meta)
+    if problems:
+        fail(f"{len(problems)} schema problem(s) in the export")
 
 
 def register(app: typer.Typer) -> None:

@@ -110,8 +110,12 @@ def decision_summary(data: dict[str, Any]) -> list[dict[str, str]]:
     for r in data.get("published") or []:
         if r.get("agrees") is False:
             what = f"{r.get('score') or ''} {r.get('metric') or ''}".strip() or "headline"
+            # a source with several boards (SWE-bench Verified and bash-only) gives one
+            # line per board: the board is named so the lines do not read as duplicates
+            board = r.get("board") if "leaderboard" in str(r.get("source") or "") else None
             out.append({"kind": "warning", "benchmark": "", "text": (
-                f"{display_name(r.get('experiment') or 'an experiment')}: the source "
+                f"{display_name(r.get('experiment') or 'an experiment')}"
+                + (f" ({board} board)" if board else "") + ": the source "
                 f"published {what} {_value(r.get('published'))}, evalatlas recomputes "
                 f"{_value(r.get('evalatlas'))}"
                 + (f" ({r['note']})" if r.get("note") else "") + ".")})
