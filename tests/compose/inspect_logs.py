@@ -82,3 +82,17 @@ def journal_only_eval(fixtures: Path, path: Path) -> Path:
                 continue
             zout.writestr(info, zin.read(info.filename))
     return path
+
+
+def graded_log(fixtures: Path) -> dict[str, Any]:
+    """The popularity log with a grader through model roles (as
+    tests/adapters/test_inspect.py builds it): per sample i the agent's model reports
+    $0.001 and ``mockllm/grader`` 100 + i input, 10 output, 110 + i tokens and $0.01."""
+    log = popularity(fixtures)
+    model = log["eval"]["model"]
+    log["eval"]["model_roles"] = {"grader": {"model": "mockllm/grader"}}
+    for i, s in enumerate(log["samples"]):
+        s["model_usage"][model]["total_cost"] = 0.001
+        s["model_usage"]["mockllm/grader"] = {"input_tokens": 100 + i, "output_tokens": 10,
+                                              "total_tokens": 110 + i, "total_cost": 0.01}
+    return log

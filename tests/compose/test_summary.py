@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from inspect_logs import derived_log, journal_only_eval, write_json
+from inspect_logs import derived_log, graded_log, journal_only_eval, write_json
 from typer.testing import CliRunner
 
 import evalatlas.api as ea
@@ -280,3 +280,53 @@ def test_coverage_notes_name_benchmark_and_agent(tmp_path: Path) -> None:
     notes = ea.summary(db).notes
     assert any(n.startswith("bench-x / alpha: tasks 4 / 6; the missing 2 are left out")
                for n in notes), notes
+
+
+def test_a_graders_usage_is_shown_apart_from_the_agents_and_in_the_run_total(
+        tmp_path: Path, fixtures: Path) -> None:
+    """Issue #21 point 6: an Inspect log whose grader (model roles) used tokens; the
+    grader's 3 samples: 110 + 111 + 112 = 333 tokens, 3 x $0.01; the agent's 198 tokens,
+    3 x $0.001 (the popularity fixture's own token counts)."""
+    log = write_json(graded_log(fixtures), tmp_path / "graded.json")
+    db = tmp_path / "g.duckdb"
+    with ea.open(db) as store:
+        assert store.ingest(log).rejected == 0
+    (row,) = ea.summary(db).rows
+    assert (row["total_tokens"], row["judge_tokens"], row["run_total_tokens"]) == \
+        (198, 333, 198 + 333)
+    assert row["total_cost_usd"] == pytest.approx(0.003)
+    assert row["judge_cost_usd"] == pytest.approx(0.03)
+    assert row["run_total_cost_usd"] == pytest.approx(0.033)
+    assert (row["judge_usage_episodes"], row["judge_cost_unknown_episodes"]) == (3, 0)
+    # the same numbers as the adapter's run totals in the experiment record
+    with ea.open(db, read_only=True) as store:
+        (extra,) = [r["extra"] for r in store.query("SELECT extra FROM experiments")]
+    totals = json.loads(extra)["inspect"]["usage_totals"]
+    assert totals["total"]["total_tokens"] == row["run_total_tokens"]
+    assert totals["total"]["total_cost"] == pytest.approx(row["run_total_cost_usd"])
+
+    out = CliRunner().invoke(app, ["--db", str(db), "summary", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    (jrow,) = doc["rows"]
+    assert (jrow["judge_tokens"], jrow["run_total_tokens"]) == (333, 531)
+    assert jrow["judge_cost_usd"] == pytest.approx(0.03)
+    note = next(n for n in doc["notes"] if "judge tokens" in n)
+    assert "per-sample model_usage" in note and "retried" in note
+    table = CliRunner().invoke(app, ["--db", str(db), "summary", "--format", "markdown"])
+    assert table.exit_code == 0, table.output
+    for text in ("judge tokens", "judge cost", "total tokens (agent+judge)",
+                 "total cost (agent+judge)", "| 333 |", "| 531 |", "$0.0300", "$0.0330"):
+        assert text in table.output, text
+
+
+def test_without_judge_usage_the_judge_fields_are_none_not_zero(
+        two_benchmarks: Path) -> None:
+    res = ea.summary(two_benchmarks)
+    for row in res.rows:
+        assert row["judge_usage_episodes"] == 0
+        assert (row["judge_tokens"], row["judge_cost_usd"], row["run_total_tokens"],
+                row["run_total_cost_usd"]) == (None, None, None, None)
+    assert not any("judge tokens" in n for n in res.notes)
+    table = CliRunner().invoke(app, ["--db", str(two_benchmarks), "summary"]).output
+    assert "judge" not in table  # no column of dashes in the terminal table

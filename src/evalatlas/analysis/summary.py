@@ -16,7 +16,9 @@ Inputs are the grouped frames of :mod:`evalatlas.store.queries` and
   least k scored attempts (``tasks`` of ``tasks_total``), each with an
   interval over tasks kept inside [0, 1] (:func:`bounded_mean_interval`);
 - cost: ``total_cost_usd`` sums the episodes whose cost is known and
-  ``cost_unknown_episodes`` counts the others, so an unknown cost never reads as $0.
+  ``cost_unknown_episodes`` counts the others, so an unknown cost never reads as $0;
+- the judge's (evaluation) tokens and cost apart from the agent's, and the run's total,
+  agent plus evaluation (:func:`judge_usage_fields`); None without judge usage.
 
 Clustered intervals come from per-task totals (count, sum, sum of squares) aggregated in
 DuckDB (:func:`~evalatlas.stats.standard_errors.clustered_mean_interval`): no per-episode
@@ -50,7 +52,9 @@ class SummaryResult(TableResult):
     experiments, episodes, tasks, successes, outcome_unknown_episodes, success_rate
     [success_rate_ci_low, success_rate_ci_high] (Wilson), mean_reward [CI, tasks
     clustered], errors, errors_by_type, total_tokens, mean_tokens, total_cost_usd,
-    cost_unknown_episodes, cost_computed_episodes, mean_wall_time_s; with one grouping key
+    cost_unknown_episodes, cost_computed_episodes, mean_wall_time_s, judge_usage_episodes,
+    judge_tokens, judge_cost_usd, judge_cost_unknown_episodes, run_total_tokens,
+    run_total_cost_usd (:func:`judge_usage_fields`); with one grouping key
     also success_rate_se_clustered, success_rate_clustered_ci_low/high, min_attempts,
     pass_at_k and pass_hat_k (``{k: {value, ci_low, ci_high, tasks, tasks_total}}``: over
     the ``tasks`` of ``tasks_total`` with at least k scored attempts), cost_per_episode and
@@ -138,8 +142,38 @@ def group_rows(
             "cost_computed_episodes": int(r["cost_computed_episodes"]),
             "mean_wall_time_s": r["mean_wall_time_s"],
         })
+        row.update(judge_usage_fields(r, row["total_tokens"], r["total_cost_usd"]))
         out.append(row)
     return out
+
+
+def judge_usage_fields(totals: dict[str, Any], agent_tokens: int | None,
+                       agent_cost: float | None) -> dict[str, Any]:
+    """The judge's (evaluation) usage of a group beside the agent's, and the run's total.
+
+    Judge usage is what models other than the agent used to grade it (an LLM judge, a
+    grader through Inspect's model roles, a scorer model), stored per episode as
+    ``judge_usage``; for Inspect logs it is the sum of the per-sample ``model_usage`` of
+    the other models (the header's ``stats.model_usage`` also counts retries, so it can
+    be higher). ``run_total_tokens = total_tokens + judge_tokens`` and
+    ``run_total_cost_usd = total_cost_usd + judge_cost_usd`` (known costs, as
+    ``total_cost_usd``; ``cost_unknown_episodes`` and ``judge_cost_unknown_episodes``
+    count the unknown ones). A group without any judge usage has None for all of these,
+    never 0: that nothing was used by a judge is not known."""
+    n = int(totals.get("judge_usage_episodes") or 0)
+    tokens = totals.get("judge_tokens") if n else None
+    cost = totals.get("judge_cost_usd") if n else None
+    tokens = None if tokens is None else int(tokens)
+    return {
+        "judge_usage_episodes": n,
+        "judge_tokens": tokens,
+        "judge_cost_usd": cost,
+        "judge_cost_unknown_episodes": int(totals.get("judge_cost_unknown_episodes") or 0),
+        "run_total_tokens": (agent_tokens + tokens
+                             if agent_tokens is not None and tokens is not None else None),
+        "run_total_cost_usd": (agent_cost + cost
+                               if agent_cost is not None and cost is not None else None),
+    }
 
 
 def _mean_reward_intervals(

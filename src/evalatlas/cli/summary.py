@@ -125,6 +125,37 @@ def _cost(row: dict[str, Any]) -> str:
     return text
 
 
+def _judge_cost(row: dict[str, Any]) -> str:
+    """The judge's (evaluation) cost; ``-`` when no judge usage, ``(+N unknown)`` when
+    some episodes' judge cost is unknown."""
+    text = "-" if row.get("judge_cost_usd") is None else f"${row['judge_cost_usd']:,.4f}"
+    if row.get("judge_cost_unknown_episodes"):
+        text += f" (+{row['judge_cost_unknown_episodes']} unknown)"
+    return text
+
+
+def _run_cost(row: dict[str, Any]) -> str:
+    """Agent plus judge cost (known costs); ``-`` when either part is unknown."""
+    v = row.get("run_total_cost_usd")
+    if v is None:
+        return "-"
+    unknown = (row.get("cost_unknown_episodes") or 0) + (
+        row.get("judge_cost_unknown_episodes") or 0)
+    return f"${v:,.4f}" + (f" (+{unknown} unknown)" if unknown else "")
+
+
+JUDGE_COLUMNS = [
+    Col("judge_tokens", "judge tokens", lambda r: fmt_value(r.get("judge_tokens"), 0), 14),
+    Col("judge_cost_usd", "judge cost", _judge_cost, 14.1),
+    Col("run_total_tokens", "total tokens (agent+judge)",
+        lambda r: fmt_value(r.get("run_total_tokens"), 0), 14.2),
+    Col("run_total_cost_usd", "total cost (agent+judge)", _run_cost, 14.3),
+]
+"""Low-priority columns (dropped first on a narrow terminal): the evaluation's usage
+apart from the agent's, and the run's total (:func:`~evalatlas.analysis.summary.
+judge_usage_fields`)."""
+
+
 def _errors(row: dict[str, Any]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in row["errors_by_type"].items()) or "-"
 
@@ -192,7 +223,12 @@ def summary_cmd(
         Col("published", "published by the source", _published, 1.5),
         Col("mean_wall_time_s", "wall s/ep", lambda r: fmt_value(r["mean_wall_time_s"], 1),
             10),
+        *JUDGE_COLUMNS,
     ]
+    if fmt == OutputFormat.table and not any(r.get("judge_usage_episodes")
+                                             for r in result.rows):
+        # no judge usage anywhere: four columns of dashes would say nothing
+        columns = [c for c in columns if c not in JUDGE_COLUMNS]
     if fmt == OutputFormat.table and not any(r.get("published") for r in result.rows):
         # a column of dashes would push cost off an 80-column terminal
         columns = [c for c in columns if c.key != "published"]

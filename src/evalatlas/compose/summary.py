@@ -16,6 +16,9 @@ What it adds to the per-group numbers of :mod:`evalatlas.analysis.summary`:
 - the source's **published headline** beside the success rate, with a short reason when
   they differ (:func:`evalatlas.analysis.published.headline_reason`);
 - **cost per episode and per success** with task-clustered intervals;
+- the **judge's (evaluation) tokens and cost** apart from the agent's and the run's
+  total, agent plus judge (:func:`evalatlas.analysis.summary.judge_usage_fields`), with
+  a note saying what they sum;
 - rows **ranked** by success rate, ties by name (within each benchmark).
 """
 
@@ -91,6 +94,15 @@ def _rows(store: Store, groups: list[str], ids: list[str] | None, *, confidence:
     return rows
 
 
+JUDGE_USAGE_NOTE = (
+    "judge tokens and cost are the evaluation's (an LLM judge, a grader or scorer model), "
+    "shown apart from the agent's; the run's total is agent plus judge")
+INSPECT_USAGE_NOTE = (
+    "; for Inspect logs both are sums of the per-sample model_usage (the log header's "
+    "stats.model_usage also counts retried attempts, so it can be higher)")
+"""The note of a summary with judge usage: what the judge and total columns hold (the
+Inspect part when an Inspect log is selected)."""
+
 _NO_COST = {"cost_per_episode": None, "cost_per_episode_ci_low": None,
             "cost_per_episode_ci_high": None, "cost_per_success": None,
             "cost_per_success_ci_low": None, "cost_per_success_ci_high": None}
@@ -161,6 +173,10 @@ def summary_of(
     result.notes.extend(incomplete_note([r for r in catalog
                                          if ids is None or r["experiment_id"] in set(ids)]))
     result.notes.extend(coverage_notes(rows, groups))
+    if any(r.get("judge_usage_episodes") for r in rows):
+        inspect = any(r["framework"] == "inspect_ai" for r in catalog
+                      if ids is None or r["experiment_id"] in set(ids))
+        result.notes.append(JUDGE_USAGE_NOTE + (INSPECT_USAGE_NOTE if inspect else ""))
     result.meta["published"] = published
     note = disagreement_note(published)
     if note:

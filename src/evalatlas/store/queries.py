@@ -135,13 +135,25 @@ def _group_sql(by: list[str]) -> tuple[list[tuple[str, str, str]], str, str, str
     return exprs, keys, disps, gb
 
 
+_JUDGE_PRESENT = "json_type(e.judge_usage) = 'OBJECT'"
+_JUDGE_TOKENS = ("coalesce(TRY_CAST(e.judge_usage->>'$.total_tokens' AS BIGINT), "
+                 "TRY_CAST(e.judge_usage->>'$.prompt_tokens' AS BIGINT) "
+                 "+ TRY_CAST(e.judge_usage->>'$.completion_tokens' AS BIGINT))")
+"""An episode's judge (evaluation) tokens: ``judge_usage.total_tokens``, else prompt +
+completion (the convention of :class:`~evalatlas.records.models.UsageSummary`)."""
+_JUDGE_COST = "TRY_CAST(e.judge_usage->>'$.total_cost_usd' AS DOUBLE)"
+"""An episode's judge cost in USD; NULL when unknown (never 0)."""
+
+
 def summary_totals(
     store: Store, by: list[str], *, experiment: list[str] | None = None,
     outcome: str = "any",
 ) -> list[dict[str, Any]]:
     """One row per group: keys ``k0..``, display names ``g0..`` and SQL aggregates
     (experiments, episodes, tasks, successes, outcome_known, mean_reward, errors, tokens,
-    cost sums and counts, mean wall time). Input of :func:`evalatlas.analysis.summary`."""
+    cost sums and counts, mean wall time) and the judge's (evaluation) usage: episodes
+    with ``judge_usage``, its tokens and known cost summed, episodes whose judge cost is
+    unknown. Input of :func:`evalatlas.analysis.summary`."""
     exprs, keys, disps, gb = _group_sql(by)
     where, params = experiment_filter(experiment)
     return store.query(f"""
@@ -166,7 +178,12 @@ def summary_totals(
           count(*) - count(e.cost_usd) AS cost_unknown_episodes,
           count(*) FILTER (WHERE starts_with(e.cost_source, 'computed'))
             AS cost_computed_episodes,
-          avg(e.wall_time_s) AS mean_wall_time_s
+          avg(e.wall_time_s) AS mean_wall_time_s,
+          count(*) FILTER (WHERE {_JUDGE_PRESENT}) AS judge_usage_episodes,
+          sum({_JUDGE_TOKENS}) AS judge_tokens,
+          sum({_JUDGE_COST}) AS judge_cost_usd,
+          count(*) FILTER (WHERE {_JUDGE_PRESENT} AND {_JUDGE_COST} IS NULL)
+            AS judge_cost_unknown_episodes
         FROM {episodes_source(outcome)} LEFT JOIN experiments x USING (experiment_id)
         {where}
         GROUP BY {gb}
