@@ -14,6 +14,8 @@ from evalatlas import EvalAtlasError
 from evalatlas.cli.render import TABLE_AS_TEXT, OutputFormat, render, safe_text
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from evalatlas import Store
 
 console = Console()
@@ -154,3 +156,21 @@ def emit(text: str | None, output: Path | None = None) -> None:
         err_console.print(f"wrote {output}", markup=False, highlight=False)
     else:
         typer.echo(text, nl=False)
+
+
+def call_progress(label: str) -> Progress:
+    """The progress bar of the commands that call an LLM per episode (``judge``,
+    ``investigate``): spinner, bar, done/total and elapsed time on stderr, drawn only on a
+    terminal and gone when done. One definition so the two look and behave alike."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.progress import Progress as _Progress
+
+    return _Progress(SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn(),
+                     TimeElapsedColumn(), console=err_console, transient=True,
+                     disable=not err_console.is_terminal)

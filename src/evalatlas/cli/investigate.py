@@ -14,21 +14,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from evalatlas import EvalAtlasError
 from evalatlas.cli.common import (
     FormatOption,
     OutputOption,
+    call_progress,
     emit,
-    err_console,
     fail,
     open_store,
 )
@@ -83,9 +75,7 @@ def investigate_cmd(
 
     async def go():
         try:
-            bar = Progress(SpinnerColumn(), TextColumn("investigating"), BarColumn(),
-                           MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
-                           transient=True, disable=not err_console.is_terminal)
+            bar = call_progress("investigating")
             with open_store(ctx, require_data=True) as store, bar:
                 task = bar.add_task("investigating", total=None)
                 return await investigate(

@@ -20,14 +20,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from evalatlas import (
     EvalAtlasError,
@@ -39,8 +31,8 @@ from evalatlas import (
 from evalatlas.cli.common import (
     FormatOption,
     OutputOption,
+    call_progress,
     emit,
-    err_console,
     fail,
     open_store,
 )
@@ -88,9 +80,7 @@ def judge_cmd(
 
     async def go() -> dict[str, int]:
         try:
-            bar = Progress(SpinnerColumn(), TextColumn("judging"), BarColumn(),
-                           MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
-                           transient=True, disable=not err_console.is_terminal)
+            bar = call_progress("judging")
             with open_store(ctx, require_data=True) as store, bar:
                 task = bar.add_task("judging", total=None)
                 return await judge_episodes(

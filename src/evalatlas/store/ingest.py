@@ -375,6 +375,16 @@ class _Run:
         return True
 
     # -- JSONL, chunk by chunk ---------------------------------------------------------
+    def exact_chunks(self, chunks: Iterable[Chunk | Problem], source: str,
+                     seen: dict[tuple[str, str], int], depth: int) -> None:
+        """Every chunk through the exact path (a small file, or no room to stage the fast
+        path's chunks); a problem the chunker found is quarantined as it comes."""
+        for chunk in chunks:
+            if isinstance(chunk, Problem):
+                self.problem(chunk)
+            else:
+                self.exact_chunk(chunk, source, seen, depth, None)
+
     def jsonl(self, path: Path | str, source: str, hasher: hashlib._Hash | None = None
               ) -> bool:
         """One JSONL input through the fast path chunk by chunk, the exact path for any
@@ -402,22 +412,14 @@ class _Run:
             use_fast = isinstance(first, Chunk) and first.size >= self.fast_min_bytes
             chunks = itertools.chain([first], chunks)
         if not use_fast:
-            for chunk in chunks:
-                if isinstance(chunk, Problem):
-                    self.problem(chunk)
-                else:
-                    self.exact_chunk(chunk, source, seen, depth, None)
+            self.exact_chunks(chunks, source, seen, depth)
             return True
         try:
             fj = FastJsonl(self.store, source, depth)
         except OSError as exc:  # no room for the chunk folder in $TMPDIR: the exact path
             report.fast_path_declined.append(
                 f"{source}: cannot stage chunks in the temporary folder ({reason(exc)})")
-            for chunk in chunks:
-                if isinstance(chunk, Problem):
-                    self.problem(chunk)
-                else:
-                    self.exact_chunk(chunk, source, seen, depth, None)
+            self.exact_chunks(chunks, source, seen, depth)
             return True
         try:
             for chunk, prep in fj.pipeline(chunks):
