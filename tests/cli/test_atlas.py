@@ -120,7 +120,7 @@ def test_items_next_tasks_estimate(swe_db: Path) -> None:
     # a typo is an error naming the closest agents, not a cold start
     err = _run(["--db", str(swe_db), "atlas", "estimate", "nobody", "-b",
                 "swe-bench-verified"], code=2)
-    assert "'nobody' matches no agent" in err and "new_agent=True" in err
+    assert "'nobody' matches no agent" in err and "(--new-agent)" in err
     err = _run(["--db", str(swe_db), "atlas", "next-tasks", "Gemini 3 Pro Previwe"], code=2)
     assert "closest: agent Gemini 3 Pro Preview (2025-11-18)" in err
     # names people type

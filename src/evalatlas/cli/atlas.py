@@ -50,7 +50,8 @@ def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     try:
         return fn(*args, **kwargs)
     except (EvalAtlasError, ValueError) as exc:
-        fail(str(exc))
+        # the API names its argument; here the user types the flag
+        fail(str(exc).replace("(new_agent=True)", "(--new-agent)"))
         raise  # unreachable
 
 
