@@ -204,8 +204,11 @@ class Store:
                 self._open(read_only)
                 break
             except (duckdb.Error, OSError) as exc:
-                if _is_lock_error(exc) and time.monotonic() + delay <= deadline:
-                    time.sleep(delay)
+                remaining = deadline - time.monotonic()
+                if _is_lock_error(exc) and remaining > 0:
+                    # the last sleep is cut to the deadline, and one more try follows it:
+                    # --wait N waits N seconds, not the last whole backoff step short of N
+                    time.sleep(min(delay, remaining))
                     delay = min(delay * 2, 2.0)
                     continue
                 raise StoreError(open_error_message(self.path, exc, wait)) from exc
