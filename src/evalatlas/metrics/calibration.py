@@ -45,7 +45,7 @@ def roc_auc(p: np.ndarray, positives: np.ndarray, negatives: np.ndarray) -> floa
     neg_by = np.bincount(inverse, weights=neg, minlength=scores.size)
     neg_below = np.cumsum(neg_by) - neg_by
     u = float(np.sum(pos_by * (neg_below + 0.5 * neg_by)))
-    return u / (total_pos * total_neg)
+    return u / float(total_pos * total_neg)
 
 
 def log_loss(p: np.ndarray, positives: np.ndarray, negatives: np.ndarray) -> float:

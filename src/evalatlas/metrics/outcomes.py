@@ -44,6 +44,11 @@ def _is_missing(x: float | None) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
+def _known(values: Iterable[float | None]) -> list[float]:
+    """The values that are not missing (None or NaN), as floats."""
+    return [float(v) for v in values if v is not None and not _is_missing(v)]
+
+
 def pass_rate(passed: bool | Iterable[bool | None]) -> float:
     """Pass rate: ``1.0 if passed else 0.0`` for one run (seed 001), the mean for many.
 
@@ -100,14 +105,14 @@ def duration(start: float | datetime | None, end: float | datetime | None) -> fl
     """
     if start is None or end is None:
         return math.nan
-    if isinstance(start, datetime) != isinstance(end, datetime):
+    if isinstance(start, datetime) and isinstance(end, datetime):
+        seconds = (end - start).total_seconds()
+    elif isinstance(start, datetime) or isinstance(end, datetime):
         raise ValueError("start and end must both be datetimes or both be numbers")
-    if isinstance(start, datetime):
-        seconds = (end - start).total_seconds()  # type: ignore[operator]
     else:
-        if math.isnan(start) or math.isnan(end):  # type: ignore[arg-type]
+        if math.isnan(start) or math.isnan(end):
             return math.nan
-        seconds = float(end) - float(start)  # type: ignore[arg-type]
+        seconds = float(end) - float(start)
     if seconds < 0:
         raise ValueError(f"end is {-seconds:g} s before start")
     return seconds
@@ -284,7 +289,7 @@ def tier_uplift(tier_score: float | None, t0_score: float | None) -> Uplift:
 
 
 def _finite_variance(values: Iterable[float | None], ddof: int) -> float:
-    vals = [float(v) for v in values if not _is_missing(v)]
+    vals = _known(values)
     if len(vals) - ddof <= 0 or any(math.isinf(v) for v in vals):
         return math.nan
     mean = math.fsum(vals) / len(vals)
@@ -307,7 +312,7 @@ def cost_variance(tier_costs: Iterable[float | None], ddof: int = 0) -> float:
 
 def cost_delta(tier_costs: Iterable[float | None]) -> float:
     """Cost delta = ``max(costs) - min(costs)`` across tiers (seed 001); NaN with no costs."""
-    vals = [float(v) for v in tier_costs if not _is_missing(v)]
+    vals = _known(tier_costs)
     if not vals:
         return math.nan
     return max(vals) - min(vals)

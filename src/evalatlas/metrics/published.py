@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +36,10 @@ import numpy as np
 
 REL_TOL = 1e-9
 _MEANS = {"accuracy", "mean", "score", "success_rate", "mean_reward", "pass_rate"}
-_REDUCERS = {"mean": statistics.mean, "median": statistics.median, "max": max, "min": min,
-             "mode": statistics.mode}
+_REDUCERS: dict[str, Callable[[Sequence[float]], float]] = {
+    "mean": statistics.mean, "median": statistics.median, "max": max, "min": min,
+    "mode": statistics.mode,
+}
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 MODES = ("relative", "absolute", "upstream")
 
@@ -98,8 +99,13 @@ class ScorecardInput:
     review_avg_score: float | None = None
 
 
-def _ok(v: float | None) -> bool:
+def _ok(v: float | None) -> TypeGuard[float]:
     return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def _known(v: float | None) -> float | None:
+    """``v`` as a float, or None when it is missing (None or NaN)."""
+    return float(v) if _ok(v) else None
 
 
 def clamp01(v: float) -> float:
@@ -114,22 +120,22 @@ def minmax(values: Sequence[float | None], *, higher_is_better: bool) -> list[fl
         return [None] * len(values)
     lo, hi = min(known), max(known)
     out: list[float | None] = []
-    for v in values:
-        if not _ok(v):
+    for v in map(_known, values):
+        if v is None:
             out.append(None)
         elif hi - lo < FLAT_EPS:
             out.append(1.0)
         else:
-            out.append((float(v) - lo) / (hi - lo) if higher_is_better
-                       else (hi - float(v)) / (hi - lo))
+            out.append((v - lo) / (hi - lo) if higher_is_better else (hi - v) / (hi - lo))
     return out
 
 
 def anchored(value: float | None, best: float, worst: float) -> float | None:
     """Linear score in [0, 1]: 1 at ``best``, 0 at ``worst``, clamped (absolute mode)."""
-    if not _ok(value) or best == worst:
+    known = _known(value)
+    if known is None or best == worst:
         return None
-    return clamp01((float(value) - worst) / (best - worst))
+    return clamp01((known - worst) / (best - worst))
 
 
 def capability(inp: ScorecardInput, signals: Sequence[str]) -> float | None:
@@ -139,14 +145,14 @@ def capability(inp: ScorecardInput, signals: Sequence[str]) -> float | None:
     if not parts:
         return None
     values = [sum(parts) / len(parts)]
-    values += [clamp01(inp.aggregates[k]) for k in signals if _ok(inp.aggregates.get(k))]
+    values += [clamp01(v) for k in signals if _ok(v := inp.aggregates.get(k))]
     return 100.0 * sum(values) / len(values)
 
 
 def efficiency(parts: Mapping[str, float | None], *, averaged: bool) -> float | None:
     """``100 * sum(w * part) / sum(w)`` over available parts (fixed), or upstream's
     ``100 * mean(w * part)`` when ``averaged`` (maximum 33.3 with all three parts)."""
-    terms = [(EFFICIENCY_WEIGHTS[k], v) for k, v in parts.items() if _ok(v)]
+    terms = [(EFFICIENCY_WEIGHTS[k], v) for k, p in parts.items() if (v := _known(p)) is not None]
     if not terms:
         return None
     if averaged:
@@ -160,9 +166,10 @@ def developer_experience(parts: Sequence[float | None]) -> float | None:
 
 
 def _per_question(total: float | None, n: int | None) -> float | None:
-    if not _ok(total) or not n:
+    known = _known(total)
+    if known is None or not n:
         return None
-    return float(total) / n
+    return known / n
 
 
 def scorecard(
@@ -202,8 +209,9 @@ def scorecard(
     rows: list[dict[str, object]] = []
     for k, inp in enumerate(inputs):
         eff_parts = {"latency": lat[k], "cost": cost[k], "tokens": tok[k]}
-        review = inp.review_avg_score / 5.0 if _ok(inp.review_avg_score) else None
-        ratio = inp.type_annotation_ratio if _ok(inp.type_annotation_ratio) else None
+        review_score = _known(inp.review_avg_score)
+        review = review_score / 5.0 if review_score is not None else None
+        ratio = _known(inp.type_annotation_ratio)
         dx_parts = {"maintainability": mi[k], "complexity": cc[k],
                     "type_annotations": ratio, "review": review}
         rows.append({

@@ -31,6 +31,9 @@ from typing import Literal
 
 import numpy as np
 
+SpeedupValues = Sequence[float | None] | np.ndarray
+"""Per-benchmark speedups: a sequence (None or a non-number is missing) or a float array."""
+
 LEVELS: tuple[int, ...] = (1, 2, 3, 4)
 """1 = module, 2 = (module, class), 3 = (module, class, function), 4 = overall."""
 
@@ -126,11 +129,14 @@ def _row_medians(x: np.ndarray) -> np.ndarray:
         raise ValueError(f"expected a (..., benchmarks, samples) array, got shape {x.shape}")
     if x.shape[-1] == 0:
         return np.full(x.shape[:-1], np.nan)
+    medians: np.ndarray
     if not np.isnan(x).any():
-        return np.median(x, axis=-1)
+        medians = np.median(x, axis=-1)
+        return medians
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows give NaN
-        return np.nanmedian(x, axis=-1)
+        medians = np.nanmedian(x, axis=-1)
+    return medians
 
 
 # --------------------------------------------------------------------------- names
@@ -224,8 +230,8 @@ def gmean(
 
 def level_advantages(
     names: Sequence[tuple[str | None, str | None, str | None]],
-    agent_speedups: Sequence[float | None],
-    oracle_speedups: Sequence[float | None],
+    agent_speedups: SpeedupValues,
+    oracle_speedups: SpeedupValues,
 ) -> dict[int, float]:
     """Advantage at levels 1-4 from per-benchmark speedups (reference section 5).
 
@@ -241,8 +247,8 @@ def level_advantages(
 
 def level_advantages_for_names(
     benchmarks: Sequence[str],
-    agent_speedups: Sequence[float | None],
-    oracle_speedups: Sequence[float | None],
+    agent_speedups: SpeedupValues,
+    oracle_speedups: SpeedupValues,
 ) -> dict[int, float]:
     """:func:`level_advantages` from benchmark names (parsed by
     :func:`deconstruct_benchmark`)."""
@@ -251,8 +257,8 @@ def level_advantages_for_names(
     return _levels(_name_codes(tuple(benchmarks)), agent_speedups, oracle_speedups)
 
 
-def _levels(codes_by_level: tuple[np.ndarray, ...], agent_speedups: Sequence[float | None],
-            oracle_speedups: Sequence[float | None]) -> dict[int, float]:
+def _levels(codes_by_level: tuple[np.ndarray, ...], agent_speedups: SpeedupValues,
+            oracle_speedups: SpeedupValues) -> dict[int, float]:
     a = _speedup_array(agent_speedups)
     o = _speedup_array(oracle_speedups)
     with np.errstate(invalid="ignore"):
@@ -277,7 +283,7 @@ def _as_speedup(v: object) -> float:
     return math.nan
 
 
-def _speedup_array(values: Sequence[float | None]) -> np.ndarray:
+def _speedup_array(values: SpeedupValues) -> np.ndarray:
     """Floats with non-numeric entries (None, bools, strings) as NaN."""
     if isinstance(values, np.ndarray) and values.dtype.kind == "f":
         return values.astype(float, copy=False)
@@ -391,8 +397,8 @@ class TaskMetrics:
 
 def task_metrics(
     benchmarks: Sequence[str],
-    agent_speedups: Sequence[float | None],
-    oracle_speedups: Sequence[float | None],
+    agent_speedups: SpeedupValues,
+    oracle_speedups: SpeedupValues,
     *,
     pytest_failed: bool,
     snapshot_failed: bool,
@@ -428,7 +434,7 @@ def task_metrics(
         sa, so, ad = a.tolist(), o.tolist(), adv.tolist()
     else:
         idx = np.flatnonzero(ok)
-        names = [benchmarks[i] for i in idx]
+        names = [benchmarks[i] for i in idx.tolist()]
         sa, so, ad = a[idx].tolist(), o[idx].tolist(), adv[idx].tolist()
     if fallback:
         per = {n: {"agent/nop": x, "oracle/nop": y, "advantage": z, "fallback_to_baseline": True}

@@ -70,8 +70,9 @@ def agent_metrics_summary(payloads: Sequence[Mapping[str, Any]]) -> dict[str, An
 
     def num(p: Mapping[str, Any], key: str, default: float) -> float:
         v = p.get(key)
-        ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-        return float(v) if ok else default
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+            return float(v)
+        return default
 
     out["mean_speedup"] = sum(num(p, "task_speedup", 1.0) for p in payloads) / n
     known = [s for s in (task_success(p) for p in payloads) if s is not None]

@@ -149,6 +149,7 @@ def iter_episode_dir(
     seen: set[str] = set()
     for ep_dir in episode_dirs(root):
         path = ep_dir / EPISODE_FILE
+        ep: EpisodeRecord | None
         try:
             if path.exists():
                 ep = parse_record(EpisodeRecord, read_json_file(path), file=str(path))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from evalatlas.records.evallog import EvalLog
 from evalatlas.records.models import RECORD_MODELS
 
 
 def all_schemas() -> dict[str, dict[str, Any]]:
     """Record name -> JSON Schema (validation mode: what evalatlas accepts)."""
-    models = {**RECORD_MODELS, "EvalLog": EvalLog}
+    models: dict[str, type[BaseModel]] = {**RECORD_MODELS, "EvalLog": EvalLog}
     return {name: model.model_json_schema() for name, model in models.items()}

@@ -22,7 +22,7 @@ def _vectorised(statistic: Callable[..., Any]) -> bool:
         out = statistic(np.zeros((2, 3)), axis=-1)
     except (TypeError, ValueError):
         return False
-    return np.shape(out) == (2,)
+    return bool(np.shape(out) == (2,))
 
 
 def bootstrap_ci(
@@ -54,6 +54,6 @@ def bootstrap_ci(
     res = stats.bootstrap(
         (arr,), statistic, confidence_level=confidence, n_resamples=n_resamples,
         method=method, random_state=np.random.default_rng(seed), vectorized=vec,
-        **({"axis": -1} if vec else {}),
+        axis=-1,  # the data are one-dimensional: its only axis, vectorised or not
     )
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))

@@ -218,7 +218,7 @@ def bounded_interval_from_totals(
             return out(*wilson_effective_n(p, float(units), z))
         return out(None, None, "every value is equal: no spread to estimate")
     se = clustered_mean_interval(nc, s_q, q_q, confidence=confidence).se
-    n_eff = float(n) if not se > 0 else max(1.0, p * (1 - p) / (se * se))
+    n_eff = float(n) if se is None or not se > 0 else max(1.0, p * (1 - p) / (se * se))
     return out(*wilson_effective_n(p, n_eff, z))
 
 

@@ -59,7 +59,8 @@ def mcnemar_drop_pvalue(baseline_only: int, candidate_only: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(b, n + 1))
-    return min(1.0, tail / 2**n)
+    outcomes: int = 2**n
+    return min(1.0, tail / outcomes)
 
 
 @lru_cache(maxsize=8)

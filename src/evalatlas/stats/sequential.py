@@ -67,7 +67,8 @@ def _bets(x: np.ndarray, alpha: float) -> np.ndarray:
     mu = (0.5 + np.cumsum(x)) / (t + 1)
     sigma2 = (0.25 + np.cumsum((x - mu) ** 2)) / (t + 1)
     prev = np.concatenate(([0.25], sigma2[:-1]))
-    return np.sqrt(2 * math.log(1 / alpha) / (prev * t * np.log1p(t)))
+    bets: np.ndarray = np.sqrt(2 * math.log(1 / alpha) / (prev * t * np.log1p(t)))
+    return bets
 
 
 def _max_log_capital(x: np.ndarray, lam: np.ndarray, m: float, below: bool) -> float:

@@ -28,7 +28,8 @@ def _sumsq(x: np.ndarray) -> float:
 
 def _clean(values: Sequence[float] | np.ndarray) -> np.ndarray:
     arr = np.asarray(values, dtype=float).ravel()
-    return arr[~np.isnan(arr)]
+    kept: np.ndarray = arr[~np.isnan(arr)]
+    return kept
 
 
 def standard_error_clt(values: Sequence[float] | np.ndarray) -> float:
@@ -71,7 +72,7 @@ def clustered_standard_error(
         raise ValueError(f"values ({vals.size}) and clusters ({labels.size}) differ in length")
     keep = ~np.isnan(vals)
     vals, labels = vals[keep], labels[keep]
-    n = vals.size
+    n = int(vals.size)
     if n < 2:
         return math.nan
     d = vals - vals.mean()

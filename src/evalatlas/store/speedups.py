@@ -11,6 +11,7 @@ agent name, which these adapters set to the full ``agent:model``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +51,8 @@ _MEASUREMENTS = f"""
 
 
 def _filter(rows: list[dict[str, Any]], experiment: list[str] | None,
-            agent: list[str] | None, task: list[str] | None) -> list[dict[str, Any]]:
+            agent: str | Sequence[str] | None,
+            task: list[str] | None) -> list[dict[str, Any]]:
     out = rows
     if experiment is not None:
         keep = set(experiment)
@@ -84,7 +86,7 @@ def load_speedup_rows(
     store: Store,
     *,
     experiment: list[str] | None = None,
-    agent: list[str] | None = None,
+    agent: str | Sequence[str] | None = None,
     task: list[str] | None = None,
 ) -> SpeedupRows:
     """FC-Eval episodes (filtered by experiment id/name, agent, task) and measurements."""
@@ -109,7 +111,7 @@ def benchmark_detail(
     store: Store,
     *,
     experiment: list[str] | None = None,
-    agent: list[str] | None = None,
+    agent: str | Sequence[str] | None = None,
     task: list[str] | None = None,
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
