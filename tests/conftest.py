@@ -275,3 +275,62 @@ def as_nobody():  # type: ignore[no-untyped-def]
 
     yield folder, run
     shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- a record with every field of the contract set -------------------------------------
+
+
+def _contract_value(f: Any, i: int) -> Any:
+    """A value of field spec ``f`` (:mod:`evalatlas.records.spec`) that no other field of
+    the record has (``i``: the field's position, offset for nested records), within its
+    bounds."""
+    if f.record is not None and f.json_type == "object":
+        return contract_record(f.record, 100 * i + 100)
+    if f.choices:
+        return f.choices[-2]
+    if f.pattern:
+        return "computed: test price of 2026-01-01"
+    if f.json_type == "string":
+        return f"{f.name}-{i}"
+    if f.json_type == "integer":
+        return int(f.minimum or 0) + 3 + i
+    if f.json_type == "number":
+        return 0.25 + i / 10000
+    if f.json_type == "boolean":
+        return True
+    if f.json_type == "array":
+        if f.record is not None:
+            return [contract_record(f.record, 100 * i + 100)]
+        return {"string": [f"{f.name}-a", f"{f.name}-b"], "number": [1.5, 2.5 + i]}[f.items]
+    if f.items == "number":
+        return {"a": 0.5 + i / 10000, "b": None} if f.items_nullable else {"a": 0.5}
+    if f.items == "string":
+        return {"k": f"{f.name}-{i}"}
+    return {"k": [1, {"n": f.name}], "i": i}
+
+
+_CROSS_FIELD = {
+    # what the models' validators require beyond the field specs
+    "EpisodeRecord": {"success": True, "outcome_source": "judge:gpt-x",
+                      "trajectory_id": "traj-1"},
+    "AgentInfo": {"agent_id": "a" * 64},
+}
+
+
+def contract_record(rspec: Any, base: int = 0) -> dict[str, Any]:
+    """A JSON object with every field of record spec ``rspec`` set to a distinct value
+    (see ``tests/store/test_rows.py``): a field added to the contract is then set in
+    every test built on it, and a consumer that drops it fails there."""
+    from evalatlas.records.models import FORMAT_VERSION
+
+    out = {f.name: _contract_value(f, base + i) for i, f in enumerate(rspec.fields)}
+    if "format_version" in out:
+        out["format_version"] = FORMAT_VERSION
+    out.update(_CROSS_FIELD.get(rspec.name, {}))
+    return out
+
+
+@pytest.fixture
+def full_record() -> Any:
+    """:func:`contract_record`: a record (as JSON) with every contract field set."""
+    return contract_record

@@ -8,6 +8,7 @@ from typing import Any
 
 from evalatlas.records.flat import episode_from_row, experiment_from_row, measurement_from_row
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
+from evalatlas.store.schema import FLATTENED, column_types
 
 
 def _j(value: Any) -> str | None:
@@ -74,36 +75,14 @@ def measurement_row(m: Measurement, source: str | None, batch: int) -> tuple:
 _INT_RANGES = {"BIGINT": (-(2**63), 2**63 - 1), "INTEGER": (-(2**31), 2**31 - 1)}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
-_FIELD_NAMES = {
-    "prompt_tokens": "usage.prompt_tokens", "completion_tokens": "usage.completion_tokens",
-    "total_tokens": "usage.total_tokens", "cached_tokens": "usage.cached_tokens",
-    "cache_creation_tokens": "usage.cache_creation_tokens",
-    "reasoning_tokens": "usage.reasoning_tokens", "cost_usd": "usage.total_cost_usd",
-    "n_llm_calls": "usage.n_llm_calls", "usage_model": "usage.model",
-    "subset_n_tasks": "benchmark_subset.n_tasks", "agent_name": "agent.name",
-}
 
-
-def _column_types(table: str) -> list[tuple[str, str]]:
-    from evalatlas.store import schema
-
-    cols = {"experiments": schema.EXPERIMENT_COLUMNS, "episodes": schema.EPISODE_COLUMNS,
-            "measurements": schema.MEASUREMENT_COLUMNS}[table]
-    body = schema.DDL.split(f"CREATE TABLE IF NOT EXISTS {table} (", 1)[1].split(");", 1)[0]
-    types = {}
-    for line in body.splitlines():
-        parts = line.strip().rstrip(",").split(None, 1)
-        if len(parts) == 2:
-            types[parts[0]] = parts[1]
-    marker = f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS "
-    for line in getattr(schema, "MIGRATIONS", "").splitlines():
-        if line.startswith(marker):
-            name, typ = line[len(marker):].rstrip(";").split(None, 1)
-            types[name] = typ
-    return [(c, types[c]) for c in cols]
+def _field_names(table: str) -> dict[str, str]:
+    """Column -> the record field it holds, where the two names differ."""
+    return {column: path for path, column in FLATTENED[table].items()}
 
 
 _TYPES: dict[str, list[tuple[str, str]]] = {}
+_NAMES: dict[str, dict[str, str]] = {}
 
 
 def _string_problem(value: str) -> str | None:
@@ -122,7 +101,8 @@ def row_problem(table: str, row: tuple) -> tuple[str, str] | None:
     """
     types = _TYPES.get(table)
     if types is None:
-        types = _TYPES[table] = _column_types(table)
+        types = _TYPES[table] = list(column_types(table).items())
+        _NAMES[table] = _field_names(table)
     for (col, typ), value in zip(types, row, strict=True):
         if value is None:
             continue
@@ -139,7 +119,7 @@ def row_problem(table: str, row: tuple) -> tuple[str, str] | None:
                 if isinstance(item, str) and (problem := _string_problem(item)):
                     break
         if problem:
-            return _FIELD_NAMES.get(col, col), problem
+            return _NAMES[table].get(col, col), problem
     return None
 
 

@@ -209,6 +209,59 @@ PublishedMetric); ``format_version``: the record contract version of each row;
 ``episodes.outcome_source`` (issue 10): 'harness', 'judge' or 'judge:<model>', NULL
 in rows of older stores, where a NULL beside a known reward means 'harness'."""
 
+FLATTENED: dict[str, dict[str, str]] = {
+    "experiments": {
+        "agent.agent_id": "agent_id", "agent.name": "agent_name",
+        "agent.config_type": "agent_config_type", "agent.llm_model": "llm_model",
+        "benchmark_subset.name": "subset_name", "benchmark_subset.n_tasks": "subset_n_tasks",
+        "benchmark_subset.filter": "subset_filter",
+    },
+    "episodes": {
+        "usage.prompt_tokens": "prompt_tokens", "usage.completion_tokens": "completion_tokens",
+        "usage.total_tokens": "total_tokens", "usage.cached_tokens": "cached_tokens",
+        "usage.cache_creation_tokens": "cache_creation_tokens",
+        "usage.reasoning_tokens": "reasoning_tokens", "usage.total_cost_usd": "cost_usd",
+        "usage.cost_source": "cost_source", "usage.n_llm_calls": "n_llm_calls",
+        "usage.model": "usage_model",
+    },
+    "measurements": {},
+}
+"""Record fields (``parent.field`` for a nested record's) stored in a column of another
+name. Every other field of the record contract (:mod:`evalatlas.records.spec`) is
+stored in the column of its own name, a nested record or an array of them as JSON; a
+nested record with every field flattened here (``usage``) has no column of its own.
+``agent_name`` holds the agent's display name (``AgentInfo.display_name``), which
+falls back to ``agent.name``'s defaults. ``tests/store/test_contract.py`` checks the
+tables against the contract through this map."""
+
+STORE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "experiments": ("source_file", "ingest_batch"),
+    "episodes": ("llm_model", "source_file", "ingest_batch"),
+    "measurements": ("source_file", "ingest_batch"),
+}
+"""Columns the store fills, not a record field: the input file, the batch and, for
+episodes, the model (the usage model, else the experiment agent's)."""
+
+
+def column_types(table: str) -> dict[str, str]:
+    """Each column of ``table`` with its DuckDB type, in column order, read off
+    :data:`DDL` and :data:`MIGRATIONS` (no database needed)."""
+    cols = {"experiments": EXPERIMENT_COLUMNS, "episodes": EPISODE_COLUMNS,
+            "measurements": MEASUREMENT_COLUMNS, "quarantine": QUARANTINE_COLUMNS}[table]
+    body = DDL.split(f"CREATE TABLE IF NOT EXISTS {table} (", 1)[1].split(");", 1)[0]
+    types = {}
+    for line in body.splitlines():
+        parts = line.strip().rstrip(",").split(None, 1)
+        if len(parts) == 2:
+            types[parts[0]] = parts[1]
+    marker = f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS "
+    for line in MIGRATIONS.splitlines():
+        if line.startswith(marker):
+            name, typ = line[len(marker):].rstrip(";").split(None, 1)
+            types[name] = typ
+    return {c: types[c] for c in cols}
+
+
 QUARANTINE_COLUMNS = [
     "problem_key", "source_file", "line", "record", "field", "reason", "ingest_batch",
     "rejected_at",

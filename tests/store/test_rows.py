@@ -1,0 +1,57 @@
+"""Row building keeps every field of the record contract: a record with every field set
+(:func:`conftest.contract_record`, generated from :mod:`evalatlas.records.spec`) comes
+out with each value in the column :data:`evalatlas.store.schema.FLATTENED` names.
+
+A field added to a model and to the tables but not to the row builder fails here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from evalatlas.records import spec
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
+from evalatlas.store import rows, schema
+
+CASES = {
+    "experiments": (spec.EXPERIMENT, ExperimentRecord, rows.experiment_row,
+                    schema.EXPERIMENT_COLUMNS),
+    "episodes": (spec.EPISODE, EpisodeRecord, rows.episode_row, schema.EPISODE_COLUMNS),
+    "measurements": (spec.MEASUREMENT, Measurement, rows.measurement_row,
+                     schema.MEASUREMENT_COLUMNS),
+}
+
+
+def _cell(value: Any, column_type: str) -> Any:
+    return json.loads(value) if column_type == "JSON" and value is not None else value
+
+
+@pytest.mark.parametrize("table", list(CASES))
+def test_every_field_lands_in_its_column(table: str, full_record) -> None:
+    rspec, model, build, columns = CASES[table]
+    record = model.model_validate(full_record(rspec))
+    dumped = record.model_dump(mode="json")
+    types = schema.column_types(table)
+    row = dict(zip(columns, build(record, "in.jsonl", 7), strict=True))
+    flat = schema.FLATTENED[table]
+    seen = set()
+    for f in rspec.fields:
+        for sub in (f.record.fields if f.record and f.json_type == "object" else ()):
+            column = flat.get(f"{f.name}.{sub.name}")
+            if column is not None:
+                seen.add(column)
+                assert row[column] == dumped[f.name][sub.name], (table, column)
+        if f.name in row:
+            seen.add(f.name)
+            assert _cell(row[f.name], types[f.name]) == dumped[f.name], (table, f.name)
+    assert seen | set(schema.STORE_COLUMNS[table]) == set(columns)
+    assert (row["source_file"], row["ingest_batch"]) == ("in.jsonl", 7)
+
+
+def test_row_problem_names_the_record_field_of_a_flattened_column() -> None:
+    rec = EpisodeRecord(experiment_id="e", task_id="t", trajectory_id="x", reward=1.0,
+                        usage={"model": "gpt\ud800"})
+    field, reason = rows.row_problem("episodes", rows.episode_row(rec, None, 1))
+    assert field == "usage.model" and "lone surrogate" in reason
