@@ -76,6 +76,9 @@ class FieldSpec:
     """The allowed strings of a ``Literal`` field (``status``)."""
     pattern: str | None = None
     """A regex the string must match (pydantic ``pattern``, anchored as written)."""
+    default: Any = None
+    """The value an absent key takes (JSON; ``[]``/``{}`` for list and map fields, a
+    nested record's defaults as an object); None for a required key."""
 
     @property
     def is_scalar(self) -> bool:
@@ -171,6 +174,10 @@ def _field(name: str, info: Any) -> FieldSpec:
             kw["pattern"] = meta.pattern
         else:
             raise TypeError(f"{name}: constraint {meta!r} is not described by the spec")
+    if not info.is_required():
+        default = info.get_default(call_default_factory=True)
+        kw["default"] = (default.model_dump(mode="json") if isinstance(default, BaseModel)
+                         else default)
     return FieldSpec(name=name, json_type=_json_type(annotation), nullable=nullable,
                      required=info.is_required(), **kw)
 
