@@ -21,46 +21,39 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from evalatlas.analysis.compare import CompareResult, compare_sides
+from evalatlas.analysis.compare import CompareResult
 from evalatlas.analysis.frameworks import FrameworkData, group_records
-from evalatlas.analysis.gate import (
-    GatePlanResult,
-    GateResult,
-    check_gate_arguments,
-    gate_sides,
-    plan_sides,
-)
-from evalatlas.analysis.inventory import InventoryResult, inventory_result
+from evalatlas.analysis.gate import GatePlanResult, GateResult, check_gate_arguments
+from evalatlas.analysis.inventory import InventoryResult
 from evalatlas.analysis.results import QuarantineResult
-from evalatlas.analysis.run_status import incomplete_note
-from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult, speedup_result, task_payloads
+from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult
 from evalatlas.analysis.summary import SummaryResult
-from evalatlas.analysis.tiers import TierReport, tier_table
+from evalatlas.analysis.tiers import TierReport
+from evalatlas.compose.compare import compare_of
+from evalatlas.compose.frameworks import framework_data_of
+from evalatlas.compose.gate import gate_of, gate_plan_of, gate_side
+from evalatlas.compose.inventory import inventory_of
+from evalatlas.compose.speedups import speedup_detail_of, speedups_of
 from evalatlas.compose.summary import summary_of
+from evalatlas.compose.tiers import tiers_of
 from evalatlas.errors import ArgumentError
 from evalatlas.exports.eee import RELATIONSHIPS
 from evalatlas.pricing import configure
 from evalatlas.records.limits import ReadLimits
 from evalatlas.store import db as _db
-from evalatlas.store.catalog import experiment_catalog
-from evalatlas.store.frames import episodes_frame, store_from_frame
-from evalatlas.store.gate import load_gate_side
+from evalatlas.store.frames import episodes_frame, experiments_frame, store_from_frame
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
-from evalatlas.store.inventory import LISTS, inventory_rows
+from evalatlas.store.inventory import LISTS
 from evalatlas.store.queries import (
     OUTCOMES,
     clear_quarantine_rows,
     quarantine_rows,
 )
 from evalatlas.store.selection import (
-    experiments_of,
     select_agents,
     select_benchmarks,
     select_experiments,
 )
-from evalatlas.store.sides import load_side, pick_score, resolve
-from evalatlas.store.speedups import benchmark_detail, load_speedup_rows
-from evalatlas.store.tiers import load_tier_runs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -220,8 +213,7 @@ class Store(_db.Store):
 
     def experiments(self) -> pd.DataFrame:
         """One row per experiment (the ``experiments`` table)."""
-        return self.con.execute(
-            "SELECT * FROM experiments ORDER BY experiment_name, experiment_id").df()
+        return experiments_frame(self)
 
     def quarantine(self, *, source: str | None = None,
                    limit: int | None = None) -> QuarantineResult:
@@ -364,8 +356,8 @@ def agents(
     if what not in LISTS:
         raise ArgumentError(f"what must be one of {', '.join(LISTS)}, got {what!r}")
     with _store_of(data) as store:
-        ids = experiments_of(store, experiment=experiment, agent=agent, benchmark=benchmark)
-        return inventory_result(inventory_rows(store, what, ids), what)
+        return inventory_of(store, what, experiment=experiment, agent=agent,
+                            benchmark=benchmark)
 
 
 def summary(
@@ -417,20 +409,8 @@ def compare(
     if len(selectors) < 2:
         raise ValueError("compare needs at least two agents, experiments or label values")
     with _store_of(data) as store:
-        sides = [resolve(store, s) for s in selectors]
-        used = score if score is not None else pick_score(store, sides)
-        arrays = [load_side(store, s, used) for s in sides]
-        ids = {e for s in sides for e in s.experiment_ids}
-        unfinished = incomplete_note([r for r in experiment_catalog(store)
-                                      if r["experiment_id"] in ids])
-    names = [s.name for s in sides]
-    if len(set(names)) < len(names):
-        names = [f"{s.name} [{s.selector}]" for s in sides]
-    rows = compare_sides(names, arrays, pair_by=pair_by, confidence=confidence,
-                         detect=detect, alpha=alpha)
-    return CompareResult(rows=rows, meta={
-        "selectors": list(selectors), "pair_by": pair_by, "score": used or "reward",
-        "confidence": confidence, "alpha": alpha, "detect": detect}, notes=unfinished)
+        return compare_of(store, selectors, pair_by=pair_by, score=score,
+                          confidence=confidence, detect=detect, alpha=alpha)
 
 
 def gate(
@@ -448,23 +428,15 @@ def gate(
     ``result.exit_code()`` the CLI's."""
     check_gate_arguments(metric=metric, max_drop=max_drop, alpha=alpha, by=by, power=power)
     with _store_of(data) as store:
-        cand_side = resolve(store, candidate)
-        cand = load_gate_side(store, cand_side)
+        cand = gate_side(store, candidate)
         if baseline_data is None:
-            base_side = resolve(store, baseline)
-            base = load_gate_side(store, base_side)
+            base = gate_side(store, baseline)
     if baseline_data is not None:
         with _store_of(baseline_data) as other:
-            base_side = resolve(other, baseline)
-            base = load_gate_side(other, base_side)
-    names = (base_side.name, cand_side.name)
-    if names[0] == names[1]:
-        names = (f"{names[0]} [baseline]", f"{names[1]} [candidate]")
-    result = gate_sides(base, cand, baseline_name=names[0], candidate_name=names[1],
-                        metric=metric, max_drop=max_drop, alpha=alpha, by=by,
-                        exclude_flaky=exclude_flaky, sequential=sequential, power=power)
-    result.meta.update(baseline_selector=baseline, candidate_selector=candidate)
-    return result
+            base = gate_side(other, baseline)
+    return gate_of(base, cand, baseline_selector=baseline, candidate_selector=candidate,
+                   metric=metric, max_drop=max_drop, alpha=alpha, by=by,
+                   exclude_flaky=exclude_flaky, sequential=sequential, power=power)
 
 
 def gate_plan(
@@ -476,12 +448,8 @@ def gate_plan(
     ``baseline``'s own per-task outcomes. ``attempts``: the design to answer for (default:
     the baseline's median); ``result.meta["tasks_needed"]``."""
     with _store_of(data) as store:
-        side = resolve(store, baseline)
-        arrays = load_gate_side(store, side)
-    result = plan_sides(arrays, baseline_name=side.name, drop=drop, power=power,
-                        alpha=alpha, attempts=attempts)
-    result.meta["baseline_selector"] = baseline
-    return result
+        return gate_plan_of(store, baseline, drop=drop, power=power, alpha=alpha,
+                            attempts=attempts)
 
 
 def tiers(
@@ -493,11 +461,9 @@ def tiers(
     """ProjectScylla's per-tier table (tier = an experiment label): pass rate [CI], impl
     rate, median composite [CI], grade, cost, cost of pass, uplift [CI] vs ``baseline``."""
     with _store_of(data) as store:
-        experiment = select_experiments(store, experiment)
-        runs = load_tier_runs(store, label, experiment)
-    return tier_table(runs, baseline=baseline, label=label, confidence=confidence,
-                      weights=weights, scale=scale, ddof=ddof, n_resamples=n_resamples,
-                      seed=seed)
+        return tiers_of(store, baseline=baseline, label=label, experiment=experiment,
+                        confidence=confidence, weights=weights, scale=scale, ddof=ddof,
+                        n_resamples=n_resamples, seed=seed)
 
 
 def speedups(
@@ -513,11 +479,8 @@ def speedups(
     if by not in ("agent", "task"):
         raise ValueError(f"--by must be agent or task, got {by!r}")
     with _store_of(data) as store:
-        rows = load_speedup_rows(store, experiment=select_experiments(store, experiment),
-                                 agent=agent, task=task)
-    payloads = task_payloads(rows.episodes, rows.measurements, rows.bounds)
-    return speedup_result(payloads, by, level=level, confidence=confidence,
-                          resamples=resamples)
+        return speedups_of(store, by=by, level=level, experiment=experiment, agent=agent,
+                           task=task, confidence=confidence, resamples=resamples)
 
 
 def speedup_detail(
@@ -527,10 +490,8 @@ def speedup_detail(
 ) -> SpeedupDetail:
     """Per-benchmark FC-Eval rows (speedups, advantage, validity, fallback) as stored."""
     with _store_of(data) as store:
-        rows = benchmark_detail(store, experiment=select_experiments(store, experiment),
-                                agent=agent, task=task, limit=limit)
-    notes = [] if rows else ["no measurements; run `evalatlas ingest PATH` first"]
-    return SpeedupDetail(rows=rows, notes=notes)
+        return speedup_detail_of(store, experiment=experiment, agent=agent, task=task,
+                                 limit=limit)
 
 
 async def judge_episodes(
@@ -693,13 +654,9 @@ def framework_data(
     frameworks: Sequence[str] | None = None, scenario_def: Any = None,
 ) -> list[FrameworkData]:
     """Framework-comparison runs grouped per framework x scenario x mode."""
-    from evalatlas.store.frameworks import load_framework_records
-
     with _store_of(data) as store:
-        experiments, episodes = load_framework_records(store, scenario=scenario, mode=mode,
-                                                       frameworks=frameworks)
-    return group_records(experiments, episodes, scenario=scenario, mode=mode,
-                         scenario_def=scenario_def)
+        return framework_data_of(store, scenario=scenario, mode=mode,
+                                 frameworks=frameworks, scenario_def=scenario_def)
 
 
 def read_framework_results(

@@ -13,7 +13,6 @@ from evalatlas.pricing import (
     cost_usd,
     fill_missing_cost,
     price_for,
-    unknown_price_models,
 )
 from evalatlas.records.models import UsageSummary
 
@@ -199,50 +198,3 @@ def test_fill_missing_cost_token_conventions() -> None:
     exclusive = UsageSummary(prompt_tokens=29, completion_tokens=656, cached_tokens=112686,
                              cache_creation_tokens=23106, model="claude-sonnet-4-5-20250929")
     assert fill_missing_cost(exclusive, None).total_cost_usd == pytest.approx(0.1303803)
-
-
-class _FakeStore:
-    def __init__(self, models: list[str]) -> None:
-        self.models = models
-        self.sql = ""
-
-    def query(self, sql: str, params: object = None) -> list[dict[str, str]]:
-        self.sql = sql
-        return [{"llm_model": m} for m in self.models]
-
-
-def test_unknown_price_models_filters_known() -> None:
-    store = _FakeStore(["gpt-5-mini", "mystery-1", "openai/zz-unknown"])
-    assert unknown_price_models(store) == ["mystery-1", "openai/zz-unknown"]
-    assert "cost_usd IS NULL" in store.sql
-
-
-def test_ingest_fills_cost_and_store_lists_unknown_models(tmp_path: Path) -> None:
-    """End to end: ingest computes missing costs and the store query finds unpriced models."""
-    from evalatlas.records import EpisodeRecord, EvalLog
-    from evalatlas.records.models import AgentInfo, BenchmarkSubset, ExperimentRecord
-    from evalatlas.store.db import Store
-    from evalatlas.store.ingest import ingest_paths
-
-    def log(exp_id: str, model: str) -> EvalLog:
-        exp = ExperimentRecord(
-            experiment_id=exp_id, experiment_name=exp_id, benchmark_name="b",
-            agent=AgentInfo(name=exp_id, llm_model=model, config={"m": model}),
-            benchmark_subset=BenchmarkSubset(name="all", n_tasks=2))
-        eps = [EpisodeRecord(experiment_id=exp_id, task_id=f"t{i}", reward=1.0,
-                             trajectory_id=f"{exp_id}-t{i}",
-                             usage=UsageSummary(prompt_tokens=1500, completion_tokens=600))
-               for i in range(2)]
-        return EvalLog(experiment=exp, episodes=eps)
-
-    log("known", "openai/gpt-5-mini").save(tmp_path / "in" / "known")
-    log("unknown", "mystery-model-9").save(tmp_path / "in" / "unknown")
-    with Store(tmp_path / "s.duckdb") as store:
-        ingest_paths(store, [tmp_path / "in"])
-        rows = store.query("SELECT experiment_id, cost_usd, cost_source FROM episodes "
-                           "ORDER BY experiment_id, trajectory_id")
-        assert [(r["experiment_id"], (r["cost_source"] or "")[:8]) for r in rows] == [
-            ("known", "computed"), ("known", "computed"), ("unknown", ""), ("unknown", "")]
-        assert rows[0]["cost_usd"] == pytest.approx(0.001575)
-        assert rows[2]["cost_usd"] is None
-        assert unknown_price_models(store) == ["mystery-model-9"]

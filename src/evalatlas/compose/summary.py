@@ -45,8 +45,8 @@ from evalatlas.analysis.summary import (
     rank_rows,
     summary_result,
 )
-from evalatlas.pricing import unknown_price_models
 from evalatlas.store.catalog import cost_totals, experiment_catalog, group_experiments
+from evalatlas.store.costs import unknown_price_models
 from evalatlas.store.db import Store
 from evalatlas.store.outcomes import task_outcome_counts
 from evalatlas.store.published import published_metrics, score_values, source_notes

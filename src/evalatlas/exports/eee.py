@@ -43,8 +43,7 @@ from evalatlas.safe_write import make_folder, output_error, temp_path
 from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.standard_errors import mean_with_interval
 from evalatlas.store.db import Store
-from evalatlas.store.export import iter_episodes
-from evalatlas.store.rows import experiment_from_row
+from evalatlas.store.export import iter_episodes, iter_experiments
 from evalatlas.store.selection import select_experiments
 
 SCHEMA_VERSION = "0.3.0"
@@ -547,16 +546,6 @@ class EeeExport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _experiments(store: Store, experiment: list[str] | None) -> dict[str, ExperimentRecord]:
-    where, params = "", []
-    if experiment is not None:
-        marks = ", ".join("?" for _ in experiment) or "NULL"
-        where = f"WHERE experiment_id IN ({marks})"
-        params = list(experiment)
-    rows = store.query(f"SELECT * FROM experiments {where} ORDER BY experiment_id", params)
-    return {r["experiment_id"]: experiment_from_row(r) for r in rows}
-
-
 def _dump_line(row: dict[str, Any]) -> bytes:
     """One samples line, redacted as a whole (the checksum covers what is written)."""
     return (json.dumps(redact(row), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
@@ -659,7 +648,7 @@ def export_eee(
     # names (or ids) people type -> ids, by the one matcher (an unknown name is an error)
     experiment = select_experiments(store, experiment)
     make_folder(directory)
-    experiments = _experiments(store, experiment)
+    experiments = {e.experiment_id: e for e in iter_experiments(store, experiment)}
     result = EeeExport()
     seen: set[str] = set()
     for exp_id, group in groupby(iter_episodes(store, experiment), key=_experiment_of):

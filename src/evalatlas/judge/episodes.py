@@ -29,6 +29,7 @@ from evalatlas.records.evallog import EPISODE_FILE, EPISODES_DIR, record_json
 from evalatlas.records.jsonio import atomic_write_text
 from evalatlas.records.models import EpisodeRecord
 from evalatlas.store.db import Store
+from evalatlas.store.judging import unjudged_episodes
 from evalatlas.store.rows import episode_from_row, episode_row
 
 RUBRIC_HASH = hashlib.sha256(
@@ -54,22 +55,9 @@ def select_unjudged(store: Store, experiments: list[str] | None, rejudge: bool,
     no model is given), so a failed call is retried next time and another judge model
     judges every episode again, adding its own scores.
     """
-    where = ["e.status = 'completed'"]
-    params: list[Any] = []
-    if not rejudge:
-        name = judge_score_names(judge_model)["correctness"] if judge_model \
-            else "judge.correctness"
-        where.append(f"TRY_CAST(e.scores->>'$.\"{name}\"' AS DOUBLE) IS NULL")
-    if experiments is not None:
-        marks = ", ".join("?" for _ in experiments) or "NULL"
-        where.append(f"e.experiment_id IN ({marks})")
-        params += list(experiments)
-    sql = ("SELECT e.*, x.framework_name AS x_framework FROM episodes e JOIN experiments x "
-           f"USING (experiment_id) WHERE {' AND '.join(where)} "
-           "ORDER BY e.experiment_id, e.trajectory_id")
-    if limit:
-        sql += f" LIMIT {int(limit)}"
-    return store.query(sql, params)
+    name = None if rejudge else (judge_score_names(judge_model)["correctness"]
+                                 if judge_model else "judge.correctness")
+    return unjudged_episodes(store, experiments, name, limit)
 
 
 def apply_verdict(ep: EpisodeRecord, verdict: Any) -> EpisodeRecord:

@@ -1,7 +1,8 @@
 """Tokens -> USD, with the price's source named and unknown prices kept unknown.
 
 Public API: :func:`normalise_model_name`, :func:`price_for`, :func:`cost_usd`,
-:func:`fill_missing_cost`, :func:`unknown_price_models`, :class:`ModelPrice`,
+:func:`fill_missing_cost`, :class:`ModelPrice` (the store's unpriced models:
+:func:`evalatlas.store.costs.unknown_price_models`),
 :class:`PriceBook`. Sources, first match wins: a user price file > presets from the seeds
 and reference notes > genai-prices (:mod:`evalatlas.pricing.sources`).
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal
 
 from evalatlas.pricing.names import normalise_model_name
 from evalatlas.pricing.sources import ModelPrice, PriceBook, PricePeriod, load_price_file
@@ -57,7 +58,6 @@ __all__ = [
     "load_price_file",
     "normalise_model_name",
     "price_for",
-    "unknown_price_models",
     "unpriced_cost",
 ]
 
@@ -187,20 +187,3 @@ def fill_missing_cost(
     cost = cost_from_price(price, uncached, completion or 0, cached, created)
     return usage.model_copy(update={"total_cost_usd": cost,
                                     "cost_source": computed_cost_source(price, when)})
-
-
-class _Queryable(Protocol):
-    def query(self, sql: str, params: Any = ...) -> list[dict[str, Any]]: ...
-
-
-def unknown_price_models(store: _Queryable, *, book: PriceBook | None = None) -> list[str]:
-    """Models in the store whose episodes have tokens but no cost and no known price.
-
-    For ``summary`` to list, so an unknown cost is visible instead of silently missing.
-    ``store`` is an :class:`evalatlas.store.db.Store` (anything with ``query``).
-    """
-    rows = store.query(
-        "SELECT DISTINCT llm_model FROM episodes WHERE cost_usd IS NULL "
-        "AND llm_model IS NOT NULL AND (prompt_tokens IS NOT NULL "
-        "OR completion_tokens IS NOT NULL) ORDER BY llm_model", [])
-    return [r["llm_model"] for r in rows if price_for(r["llm_model"], book=book) is None]

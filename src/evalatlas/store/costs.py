@@ -13,9 +13,11 @@ from typing import Any, Protocol
 
 from evalatlas.pricing import (
     UNKNOWN_MODEL_ZERO,
+    PriceBook,
     PricePeriod,
     cost_from_price,
     default_book,
+    price_for,
     unpriced_cost,
 )
 
@@ -127,3 +129,16 @@ def _price_model(
               + coalesce(e.cache_creation_tokens, 0) * ?)
             WHERE {where} AND (SELECT {period} FROM (SELECT {_TS} AS ts)) = {i}""",
             [label, today, *coef, model, *params])
+
+
+def unknown_price_models(store: Store, *, book: PriceBook | None = None) -> list[str]:
+    """Models in the store whose episodes have tokens but no cost and no known price
+    (``book``, default: the prices in force).
+
+    For ``summary`` to list, so an unknown cost is visible instead of silently missing.
+    """
+    rows = store.con.execute(
+        "SELECT DISTINCT llm_model FROM episodes WHERE cost_usd IS NULL "
+        "AND llm_model IS NOT NULL AND (prompt_tokens IS NOT NULL "
+        "OR completion_tokens IS NOT NULL) ORDER BY llm_model").fetchall()
+    return [m for (m,) in rows if price_for(m, book=book) is None]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.records.evallog import record_json
-from evalatlas.records.models import EpisodeRecord
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.safe_write import make_folder, open_output, temp_path
 from evalatlas.store.db import Store
 from evalatlas.store.redaction import redacted_select, redaction_functions
@@ -24,6 +24,12 @@ def iter_episodes(
 ) -> Iterator[EpisodeRecord]:
     """Stream stored episodes as records, ordered by experiment and trajectory."""
     return _iter_table(store, "episodes", episode_from_row, experiment, chunk)
+
+
+def iter_experiments(store: Store, experiment: list[str] | None = None
+                     ) -> Iterator[ExperimentRecord]:
+    """Stored experiment records (all, or these ids), ordered by experiment id."""
+    return _iter_table(store, "experiments", experiment_from_row, experiment)
 
 
 def _iter_table(store: Store, table: str, from_row: Any,
@@ -52,7 +58,7 @@ def export_jsonl(store: Store, path: Path, experiment: list[str] | None = None) 
     """
     n = 0
     with open_output(path) as fh:
-        for exp in _iter_table(store, "experiments", experiment_from_row, experiment):
+        for exp in iter_experiments(store, experiment):
             fh.write(record_json(exp) + "\n")
         for ep in iter_episodes(store, experiment):
             fh.write(record_json(ep) + "\n")

@@ -17,6 +17,7 @@ from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.store.db import Store
 from evalatlas.store.queries import group_expr
 from evalatlas.store.rows import episode_row, experiment_row
+from evalatlas.store.selection import id_filter
 
 FAILED_SQL = ("(e.success = false OR (e.success IS NULL AND e.status IN "
               "('error', 'timeout', 'max_steps', 'incomplete')))")
@@ -31,13 +32,12 @@ def _filters(agent: list[str] | None, benchmark: list[str] | None
              ) -> tuple[list[str], list[Any]]:
     where: list[str] = []
     params: list[Any] = []
-    if agent is not None:
-        where.append(f"x.agent_id IN ({', '.join('?' for _ in agent) or 'NULL'})")
-        params += list(agent)
-    if benchmark is not None:
-        where.append(f"coalesce(x.benchmark_name, '(unknown)') IN "
-                     f"({', '.join('?' for _ in benchmark)})")
-        params += list(benchmark)
+    for ids, column in ((agent, "x.agent_id"),
+                        (benchmark, "coalesce(x.benchmark_name, '(unknown)')")):
+        if ids is not None:
+            clause, values = id_filter(ids, column, joiner="")
+            where.append(clause.strip())
+            params += values
     return where, params
 
 
@@ -70,9 +70,8 @@ def experiment_records(store: Store, experiment_ids: list[str]) -> list[tuple[
 
     if not experiment_ids:
         return []
-    marks = ", ".join("?" for _ in experiment_ids)
-    rows = store.query(f"SELECT * FROM experiments WHERE experiment_id IN ({marks}) "
-                       "ORDER BY experiment_id", list(experiment_ids))
+    where, params = id_filter(experiment_ids, "experiment_id")
+    rows = store.query(f"SELECT * FROM experiments {where} ORDER BY experiment_id", params)
     return [(experiment_from_row(r), r.get("source_file")) for r in rows]
 
 
@@ -108,8 +107,9 @@ def findings_rows(store: Store, *, by: str = "agent", agent: list[str] | None = 
                "experiment": "coalesce(x.experiment_name, e.experiment_id)"}.get(by, key)
     where, params = _filters(agent, benchmark)
     if experiment is not None:  # ids, resolved by store/selection.py
-        where.append(f"e.experiment_id IN ({', '.join('?' for _ in experiment) or 'NULL'})")
-        params += list(experiment)
+        clause, values = id_filter(experiment, joiner="")
+        where.append(clause.strip())
+        params += values
     where.append(f"({FAILED_SQL} OR e.findings IS NOT NULL)")
     f = "e.findings"
     return store.query(f"""

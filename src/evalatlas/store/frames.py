@@ -43,6 +43,14 @@ def episodes_frame(
         params).df()
 
 
+
+def experiments_frame(store: Store) -> pd.DataFrame:
+    """One row per experiment record (every ``experiments`` column), by name then id:
+    what :meth:`evalatlas.api.Store.experiments` returns."""
+    return store.con.execute(
+        "SELECT * FROM experiments ORDER BY experiment_name, experiment_id").df()
+
+
 _NUMERIC = ("DOUBLE", "BIGINT", "INTEGER", "FLOAT", "HUGEINT", "SMALLINT")
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.store.db import Store
 from evalatlas.store.rows import episode_from_row, experiment_from_row
+from evalatlas.store.selection import id_filter
 
 
 def load_framework_records(
@@ -34,17 +35,17 @@ def load_framework_records(
         where.append("json_extract_string(labels, '$.mode') = ?")
         params.append(mode)
     if frameworks:
-        where.append(f"json_extract_string(labels, '$.framework') IN "
-                     f"({', '.join('?' for _ in frameworks)})")
-        params.extend(frameworks)
+        clause, values = id_filter(list(frameworks), "json_extract_string(labels, "
+                                   "'$.framework')", joiner="")
+        where.append(clause.strip())
+        params.extend(values)
     xrows = store.query(f"SELECT * FROM experiments WHERE {' AND '.join(where)} "
                         "ORDER BY experiment_name, experiment_id", params)
     experiments = [experiment_from_row(r) for r in xrows]
     if not experiments:
         return [], []
-    ids = [x.experiment_id for x in experiments]
-    erows = store.query(
-        f"SELECT * FROM episodes WHERE experiment_id IN ({', '.join('?' for _ in ids)}) "
-        "ORDER BY experiment_id, coalesce(attempt, 0), task_id", ids)
+    ids_where, ids = id_filter([x.experiment_id for x in experiments], "experiment_id")
+    erows = store.query(f"SELECT * FROM episodes {ids_where} "
+                        "ORDER BY experiment_id, coalesce(attempt, 0), task_id", ids)
     episodes = [episode_from_row(r) for r in erows]
     return experiments, episodes

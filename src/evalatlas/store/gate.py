@@ -13,14 +13,8 @@ from typing import Any
 import numpy as np
 
 from evalatlas.store.db import Store
-from evalatlas.store.sides import Side
-
-
-def _objects(column: Any) -> np.ndarray:
-    """A possibly masked column as an object array with None where it was NULL."""
-    values = np.asarray(np.ma.getdata(column), dtype=object)
-    values[np.ma.getmaskarray(column)] = None
-    return values
+from evalatlas.store.selection import id_filter
+from evalatlas.store.sides import Side, object_column
 
 
 def _floats(column: Any) -> np.ndarray:
@@ -31,16 +25,15 @@ def load_gate_side(store: Store, side: Side) -> dict[str, np.ndarray]:
     """Per-episode arrays of one side, known outcomes only (an unknown outcome is not a
     failure): ``task``, ``benchmark`` and ``split`` (None when unrecorded), ``success``
     (0/1), ``reward`` and ``timestamp`` (NaN when unrecorded)."""
-    marks = ", ".join("?" for _ in side.experiment_ids)
+    where, params = id_filter(list(side.experiment_ids))
     arr = store.query_arrays(
         f"SELECT e.task_id, x.benchmark_name, e.split, e.success, e.reward, e.timestamp "
         f"FROM episodes e LEFT JOIN experiments x USING (experiment_id) "
-        f"WHERE e.experiment_id IN ({marks}) AND e.success IS NOT NULL",
-        list(side.experiment_ids))
+        f"{where} AND e.success IS NOT NULL", params)
     return {
         "task": np.asarray(arr["task_id"], dtype=object),
-        "benchmark": _objects(arr["benchmark_name"]),
-        "split": _objects(arr["split"]),
+        "benchmark": object_column(arr["benchmark_name"]),
+        "split": object_column(arr["split"]),
         "success": np.asarray(arr["success"], dtype=float),
         "reward": _floats(arr["reward"]),
         "timestamp": _floats(arr["timestamp"]),

@@ -24,7 +24,7 @@ import numpy as np
 from evalatlas.errors import ArgumentError
 from evalatlas.selectors import resolve as resolve_name
 from evalatlas.store.db import Store
-from evalatlas.store.selection import agent_candidates, experiment_candidates
+from evalatlas.store.selection import agent_candidates, experiment_candidates, id_filter
 
 _LABEL_SEL = re.compile(r"^label:([A-Za-z0-9_.\-]+)=(.+)$")
 SCORE_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -79,20 +79,19 @@ def load_side(store: Store, side: Side, score: str | None) -> dict[str, np.ndarr
     (the named judge score, or reward when ``score`` is None) and cost."""
     if score is not None and not SCORE_NAME.match(score):
         raise ValueError(f"invalid score name {score!r}")
-    marks = ", ".join("?" for _ in side.experiment_ids)
+    where, params = id_filter(list(side.experiment_ids))
     score_sql = (f"TRY_CAST(e.scores->>'$.\"{score}\"' AS DOUBLE)" if score
                  else "e.reward")
     arr = store.query_arrays(
         f"SELECT e.task_id, coalesce(e.attempt, -1) AS attempt, e.seed, e.success, "
-        f"{score_sql} AS score, e.cost_usd FROM episodes e "
-        f"WHERE e.experiment_id IN ({marks}) "
+        f"{score_sql} AS score, e.cost_usd FROM episodes e {where} "
         # an unknown outcome (null reward) is not a failure: such episodes are not paired
-        f"AND e.success IS NOT NULL", list(side.experiment_ids))
+        f"AND e.success IS NOT NULL", params)
     return {
         "task": np.asarray(arr["task_id"], dtype=object),
         "attempt": np.asarray(arr["attempt"], dtype=np.int64),
         # an explicit seed is what pairs attempts of two sides (None: no seed)
-        "seed": _objects(arr["seed"]),
+        "seed": object_column(arr["seed"]),
         "success": np.asarray(arr["success"], dtype=float),
         "score": np.ma.filled(np.ma.asarray(arr["score"], dtype=float), np.nan),
         "cost": np.ma.filled(np.ma.asarray(arr["cost_usd"], dtype=float), np.nan),
@@ -100,8 +99,9 @@ def load_side(store: Store, side: Side, score: str | None) -> dict[str, np.ndarr
 
 
 
-def _objects(column: Any) -> np.ndarray:
-    """A possibly masked numpy column as an object array with None where it was NULL."""
+def object_column(column: Any) -> np.ndarray:
+    """A possibly masked numpy column (``Store.query_arrays``) as an object array with
+    None where it was NULL (the sides of ``compare`` and of the gate)."""
     values = np.asarray(np.ma.getdata(column), dtype=object)
     values[np.ma.getmaskarray(column)] = None
     return values
@@ -110,10 +110,9 @@ def _objects(column: Any) -> np.ndarray:
 def pick_score(store: Store, sides: list[Side]) -> str | None:
     """``score`` when every side has judge scores named so, else None (reward)."""
     for s in sides:
-        marks = ", ".join("?" for _ in s.experiment_ids)
-        row = store.query(f"SELECT count(*) AS n FROM episodes WHERE experiment_id IN "
-                          f"({marks}) AND scores->>'$.score' IS NOT NULL",
-                          list(s.experiment_ids))
+        where, params = id_filter(list(s.experiment_ids), "experiment_id")
+        row = store.query(f"SELECT count(*) AS n FROM episodes {where} "
+                          "AND scores->>'$.score' IS NOT NULL", params)
         if not row[0]["n"]:
             return None
     return "score"
