@@ -173,8 +173,9 @@ def or_none(rule: Callable[..., Coerced[T]], x: Any, **kw: Any) -> T | None:
         return None
 
 
-_RULES = {"number": number, "amount": amount, "count": count, "boolean": boolean,
-          "text": text, "identifier": identifier}
+_RULES: dict[str, Callable[..., Coerced[Any]]] = {
+    "number": number, "amount": amount, "count": count, "boolean": boolean, "text": text,
+    "identifier": identifier}
 
 
 class Fields:

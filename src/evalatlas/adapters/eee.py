@@ -269,7 +269,8 @@ def episode_of(row: dict[str, Any], exp_id: str, attempt_seen: int,
             message = error[len(error_type) + 2:]
         elif error in (error_type, status):
             message = None
-    inp = row.get("input") if isinstance(row.get("input"), dict) else {}
+    raw_input = row.get("input")
+    inp = raw_input if isinstance(raw_input, dict) else {}
     source = meta.get("input_source")
     ref = inp.get("reference")
     sid = str(sid)

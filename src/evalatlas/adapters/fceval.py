@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -40,7 +39,7 @@ from typing import Any
 
 from evalatlas.adapters.agent_logs import read_agent_logs
 from evalatlas.adapters.base import Adapter, Item
-from evalatlas.adapters.coerce import amount, count, or_none
+from evalatlas.adapters.coerce import Refused, amount, count, number, or_none
 from evalatlas.adapters.fc_records import (
     AgentTrial,
     BenchmarkResult,
@@ -153,20 +152,27 @@ def benchmarks_from_speedups(
             problems.append(Problem(file, "per-benchmark entry is not an object",
                                     field=f"per_benchmark_speedups.{name}", record=record))
             continue
-        a, o = entry.get("agent/nop"), entry.get("oracle/nop")
+        speedups: dict[str, float] = {}
         reason = None
-        for label, v in (("agent/nop", a), ("oracle/nop", o)):
-            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
-                reason = f"{label} is {v!r}, not a finite number"
+        for label in ("agent/nop", "oracle/nop"):
+            try:  # the one coercion rule (adapters/coerce.py): a finite JSON number
+                c = number(entry.get(label))
+            except Refused as exc:
+                reason = f"{label}: {exc.reason}"
                 break
+            if c.value is None:
+                reason = f"{label}: {c.note or 'missing'}"
+                break
+            speedups[label] = c.value
         extra = {k: v for k, v in entry.items()
                  if k in ("significant",) and isinstance(v, bool | int | float | str)}
         if reason:
             problems.append(Problem(file, reason, field=f"per_benchmark_speedups.{name}",
                                     record=record))
         out.append(BenchmarkResult(
-            name=name, speedup_agent=None if reason else float(a),
-            speedup_oracle=None if reason else float(o), valid=reason is None,
+            name=name, speedup_agent=speedups.get("agent/nop") if reason is None else None,
+            speedup_oracle=speedups.get("oracle/nop") if reason is None else None,
+            valid=reason is None,
             reason=reason, extra=extra))
     return out
 
@@ -370,12 +376,12 @@ def read_run_dir(root: Path) -> Iterator[Item]:
             by_agent[t.agent_key].append(t)
     yield from problems
     source = str(root.resolve())
-    for key, trials in sorted(by_agent.items()):
+    for key, agent_trials in sorted(by_agent.items()):
         exp = experiment_for(key, source, run_id, framework="fc-eval",
-                             n_tasks=len({t.task_id for t in trials}),
+                             n_tasks=len({t.task_id for t in agent_trials}),
                              extra={"is_nop": is_nop(key), "is_oracle": is_oracle(key)})
         yield exp
-        for t in trials:
+        for t in agent_trials:
             yield from trial_records(t, exp.experiment_id, str(root / t.trajectory_id))
 
 

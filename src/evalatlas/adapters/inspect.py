@@ -522,7 +522,8 @@ def _published(log: dict[str, Any]) -> list[PublishedMetric]:
     default_reducer = reducers[0] if isinstance(reducers, list) and len(reducers) == 1 \
         else ("mean" if not reducers else None)
     results = log.get("results") or {}
-    epochs = cfg.get("epochs") if isinstance(cfg.get("epochs"), int) else 1
+    cfg_epochs = cfg.get("epochs")
+    epochs = cfg_epochs if isinstance(cfg_epochs, int) else 1
     completed = _int(results.get("completed_samples"))
     # older logs do not say how many samples a scorer scored: completed / epochs
     inferred = completed // epochs if completed is not None and epochs > 0 \
@@ -878,7 +879,7 @@ def _model(cls: type[Any], values: dict[str, Any], fields: frozenset[str]) -> An
     """What pydantic's ``model_construct`` does for a complete set of field values (every
     field given, in declaration order), without its per-field bookkeeping (it would look
     up each default, ``inspect.signature`` per default factory: most of the cost)."""
-    obj = cls.__new__(cls)
+    obj = object.__new__(cls)
     _setattr(obj, "__dict__", values)
     _setattr(obj, "__pydantic_fields_set__", set(fields))
     _setattr(obj, "__pydantic_extra__", None)

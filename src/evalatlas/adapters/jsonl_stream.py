@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from evalatlas.records.limits import MiB
 
@@ -96,14 +96,14 @@ def _decompressor(raw: BinaryIO, head: bytes) -> BinaryIO:
         except ImportError as exc:
             raise StreamError("zstd-compressed input needs the optional 'zstandard' package: "
                               "pip install 'evalatlas[zstd]'") from exc
-        return zstandard.ZstdDecompressor().stream_reader(raw)  # type: ignore[return-value]
+        return zstandard.ZstdDecompressor().stream_reader(raw)
     return raw
 
 
 def open_stream(path: Path | str) -> BinaryIO:
     """A binary stream of the decompressed content of ``path`` (``-``: standard input)."""
     if str(path) == STDIN:
-        buf = getattr(sys.stdin, "buffer", sys.stdin)
+        buf: Any = getattr(sys.stdin, "buffer", sys.stdin)
         raw: BinaryIO = buf if hasattr(buf, "peek") else io.BufferedReader(buf, _BLOCK)
     else:
         raw = open(path, "rb", buffering=_BLOCK)  # noqa: SIM115 - returned to the caller

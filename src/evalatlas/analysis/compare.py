@@ -117,7 +117,8 @@ def _difference(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, An
     pd = paired_difference(a, b, confidence=confidence)
     keep = ~(np.isnan(a) | np.isnan(b))
     d = a[keep] - b[keep]
-    out = {"diff": _none(pd.diff), "low": _none(pd.low), "high": _none(pd.high),
+    out: dict[str, Any] = {"diff": _none(pd.diff), "low": _none(pd.low),
+                           "high": _none(pd.high),
            "p": _none(pd.pvalue), "variance": pd.diff_variance, "note": None}
     if d.size and np.all((a[keep] >= 0) & (a[keep] <= 1) & (b[keep] >= 0) & (b[keep] <= 1)):
         iv = bounded_mean_interval(d, lower=-1.0, upper=1.0, confidence=confidence)

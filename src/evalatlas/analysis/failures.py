@@ -102,8 +102,9 @@ def group_root_causes(causes: Iterable[str | None], *, threshold: float = DUPLIC
             continue
         s = " ".join(c.split())
         counts[s] += 1
-        if cats is not None and cats[i]:
-            cat_of[s][cats[i]] += 1
+        cat = cats[i] if cats is not None else None
+        if cat:
+            cat_of[s][cat] += 1
     groups: list[dict[str, Any]] = []
     for s, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         w = _words(s)
@@ -184,7 +185,7 @@ def task_verdicts(rows: Sequence[dict[str, Any]], *,
     for r in rows:
         if r.get("feasible") is not None:
             tasks[(r.get("benchmark") or "(unknown)", r["task_id"])].append(r)
-    out = []
+    out: list[dict[str, Any]] = []
     for (bench, task), eps in tasks.items():
         bad = [r for r in eps if r["feasible"] is False]
         agents = sorted({r["agent"] for r in bad})

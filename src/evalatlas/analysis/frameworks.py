@@ -92,7 +92,7 @@ def question_from_episode(ep: EpisodeRecord, scenario: Scenario | None = None
     recall = scores.get("retrieval_recall")
     question = scenario.question(ep.task_id) if scenario is not None else None
     expected_sources = list(ep.expected_sources or [])
-    if question is not None:
+    if scenario is not None and question is not None:
         expected_sources = list(question.expected_sources)
         if ep.retrieved_sources is not None:
             precision = retrieval_precision(ep.retrieved_sources, expected_sources)

@@ -455,7 +455,7 @@ def plan_sides(
     n_obs = np.array([tasks.attempts[k] for k in keys], dtype=float)
     rates = np.array([tasks.successes[k] for k in keys], dtype=float) / n_obs
     chosen = attempts or max(1, int(np.median(n_obs)))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for k in sorted({1, 2, 3, 5, 10, chosen}):
         var, eff = uniform_drop_variance(rates, n_obs, drop, k)
         if eff <= 0:

@@ -30,6 +30,7 @@ def published_rows(
     cache: dict[tuple[str, str], Values] = {}
     rows = []
     for m in published:
+        note: str | None
         score = m.get("score")
         if not score or not m.get("episodes"):
             value = n = agrees = None

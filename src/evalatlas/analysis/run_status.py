@@ -100,7 +100,8 @@ def group_status(statuses: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     known = [s for s in items if s.get("status") is not None]
     bad = [s for s in known if s["status"] == "incomplete"]
     plans = [s.get("planned_samples") for s in items if s.get("observed_samples")]
-    planned = sum(plans) if plans and all(p is not None for p in plans) else None
+    known_plans = [p for p in plans if p is not None]
+    planned = sum(known_plans) if plans and len(known_plans) == len(plans) else None
     if bad:
         status = "incomplete"
     elif known:

@@ -123,7 +123,7 @@ def summarise(
         raise ValueError(f"--level must be 1, 2, 3 or 4, got {level!r}")
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
     for p in payloads:
-        key = (p["agent"],) if by == "agent" else (p["task_id"], p["agent"])
+        key: tuple[str, ...] = (p["agent"],) if by == "agent" else (p["task_id"], p["agent"])
         groups[key].append(p)
     rows = []
     lk = f"agent_advantage_level{level}"

@@ -276,7 +276,7 @@ def _outcome_row(n_rows: np.ndarray, c_rows: np.ndarray, task_rows: np.ndarray,
         "min_attempts": int(n_rows.min()), "successes": c,
         "success_rate": c / n,
         "success_rate_ci_low": lo, "success_rate_ci_high": hi,
-        "success_rate_se_clustered": None if math.isnan(se) else se,
+        "success_rate_se_clustered": None if se is None or math.isnan(se) else se,
         "success_rate_clustered_ci_low": clustered.low,
         "success_rate_clustered_ci_high": clustered.high,
         "pass_at_k": {}, "pass_hat_k": {},
@@ -306,7 +306,7 @@ def _over_tasks(per_task: np.ndarray, confidence: float) -> dict[str, Any]:
         return {"value": None, "ci_low": None, "ci_high": None, "tasks": 0,
                 "tasks_total": int(per_task.size)}
     iv = bounded_mean_interval(eligible, confidence=confidence)
-    out = {"value": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
+    out: dict[str, Any] = {"value": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
            "tasks": int(eligible.size), "tasks_total": int(per_task.size)}
     if iv.reason:
         out["ci_note"] = iv.reason
@@ -360,12 +360,13 @@ def rank_rows(rows: list[dict[str, Any]], by: Sequence[str]) -> list[dict[str, A
     other keys), since rates of different benchmarks are not comparable."""
     outer = "benchmark" if by and by[0] == "benchmark" and len(by) > 1 else None
 
-    def key(r: dict[str, Any]) -> tuple:
+    def key(r: dict[str, Any]) -> tuple[str, bool, float, tuple[str, ...], str]:
         rate = r.get("success_rate")
         known = rate is not None and rate == rate
         names = tuple(str(r.get(b) or "") for b in by if b != outer)
         return (str(r.get(outer) or "") if outer else "", not known,
-                -rate if known else 0.0, names, str(r.get("agent_id") or ""))
+                -float(rate) if rate is not None and known else 0.0, names,
+                str(r.get("agent_id") or ""))
 
     return sorted(rows, key=key)
 

@@ -198,7 +198,7 @@ def tier_table(
             up = tier_uplift(comp_median, base_median)
             row["uplift"] = up.value
             row["uplift_note"] = up.reason
-            if up.value is not None and t != baseline:
+            if up.value is not None and baseline is not None and t != baseline:
                 row["uplift_ci_low"], row["uplift_ci_high"] = _uplift_interval(
                     comps[t], comps[baseline], confidence, n_resamples, seed)
         rows.append(row)

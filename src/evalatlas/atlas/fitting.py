@@ -198,7 +198,7 @@ def _item_rows(matrix: ResponseMatrix, irt: IRTFit, train: Cells,
     b, bse = irt.difficulty, irt.difficulty_se
     one_pl = irt.model.kind == "1pl"
     disc, dse, lse = irt.discrimination, irt.discrimination_se, irt.log_discrimination_se
-    rows = []
+    rows: list[dict[str, Any]] = []
     for j in range(M):
         if one_pl:
             d_val = d_se = d_lo = d_hi = None

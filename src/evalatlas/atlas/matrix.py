@@ -242,7 +242,7 @@ def build_matrix(
         raise AtlasError(f"{len(bad_reward)} episode(s) have a reward outside [0, 1] (e.g. "
                          f"{bad_reward[0]!r}); --cell reward needs rewards in [0, 1]; "
                          "use --cell success")
-    display = {}
+    display: dict[str, str] = {}
     for i in rows:
         display.setdefault(agent_id[i], names[i] or agent_id[i][:12])
     drift_rows = find_drift([bench[i] for i in rows], [task[i] for i in rows],

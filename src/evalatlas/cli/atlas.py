@@ -27,7 +27,7 @@ from evalatlas.cli.common import (
     emit_written,
     fail,
 )
-from evalatlas.cli.render import OutputFormat, fmt_value, render, render_result
+from evalatlas.cli.render import Column, OutputFormat, fmt_value, render, render_result
 
 atlas_app = typer.Typer(
     help="Agent x task matrix: item response theory, drift, cheap evaluation.",
@@ -65,12 +65,12 @@ def _ci(row: dict[str, Any], key: str) -> str:
             f"{fmt_value(row.get(key + '_ci_high'))}]")
 
 
-AGENT_COLUMNS = [
+AGENT_COLUMNS: list[Column] = [
     ("agent", "agent"), ("ability", "ability [95% CI]", lambda r: _ci(r, "ability")),
     ("ability_se", "se"), ("tasks_observed", "tasks"),
     ("flags", "flags", lambda r: ", ".join(r.get("flags") or []) or "-"),
 ]
-ITEM_COLUMNS = [
+ITEM_COLUMNS: list[Column] = [
     ("benchmark", "benchmark"), ("task_id", "task"),
     ("task_version_hash", "version", lambda r: (r.get("task_version_hash") or "-")[:12]),
     ("difficulty", "difficulty [95% CI]", lambda r: _ci(r, "difficulty")),
@@ -106,7 +106,7 @@ def fit_cmd(
 
     exclude = _suspect_tasks(ctx, benchmark) if exclude_infeasible else None
     result = _call(atlas.fit, db_path(ctx), benchmark=benchmark, model=model,
-                   cell=cell, holdout=holdout, seed=seed, drift=drift,  # type: ignore[arg-type]
+                   cell=cell, holdout=holdout, seed=seed, drift=drift,
                    propensity=propensity, save=True, exclude_tasks=exclude)
     d = result.to_dict()
     if fmt is OutputFormat.json:
@@ -201,7 +201,7 @@ def items_cmd(
         _call(fitted.item_table, sort=sort.value if sort else None, top=top,
               hardest=hardest), _failures(ctx, benchmark))
     m = result.meta
-    cols = [*ITEM_COLUMNS[:-1], ("infeasible", "infeasible / investigated", _verdict),
+    cols: list[Column] = [*ITEM_COLUMNS[:-1], ("infeasible", "infeasible / investigated", _verdict),
             ITEM_COLUMNS[-1]]
     emit(render_result(result, cols, fmt,
                        title=f"Items ({m['model']}, fit {m['fit_id']})"), output)
@@ -225,7 +225,7 @@ def drift_cmd(ctx: typer.Context, benchmark: BenchmarkOption = None,
         return "; ".join(f"{(h['task_version_hash'] or 'null')[:12]}: {', '.join(h['agents'])}"
                          for h in r["hashes"])
 
-    cols = [("benchmark", "benchmark"), ("task_id", "task"),
+    cols: list[Column] = [("benchmark", "benchmark"), ("task_id", "task"),
             ("hashes", "versions: agents", versions)]
     emit(render_result(result, cols, fmt, title="Task drift"), output)
 
@@ -245,7 +245,7 @@ def next_tasks_cmd(
 
     result = _call(atlas.suggest_tasks, agent, db_path(ctx), count=k, benchmark=benchmark,
                    new_agent=new_agent)
-    cols = [("benchmark", "benchmark"), ("task_id", "task"),
+    cols: list[Column] = [("benchmark", "benchmark"), ("task_id", "task"),
             ("task_version_hash", "version", lambda r: (r["task_version_hash"] or "-")[:12]),
             ("information", "information"), ("difficulty", "difficulty"),
             ("predicted_success", "P(success)")]
@@ -277,10 +277,11 @@ def estimate_cmd(
         emit(json.dumps(d, indent=2, allow_nan=False, ensure_ascii=False) + "\n", output)
         return
     del d["schema"]  # a table/CSV row of the estimate's fields
-    cols = [("agent", "agent"), ("ability", "ability [95% CI]", lambda r: _ci(r, "ability")),
-            ("predicted_success_rate", "predicted success rate [95% CI]",
-             lambda r: _ci(r, "predicted_success_rate")),
-            ("tasks_observed", "tasks observed"), ("n_tasks", "tasks"), ("method", "method")]
+    cols: list[Column] = [
+        ("agent", "agent"), ("ability", "ability [95% CI]", lambda r: _ci(r, "ability")),
+        ("predicted_success_rate", "predicted success rate [95% CI]",
+         lambda r: _ci(r, "predicted_success_rate")),
+        ("tasks_observed", "tasks observed"), ("n_tasks", "tasks"), ("method", "method")]
     emit(render([d], cols, fmt, schema="evalatlas.atlas.estimate/1", title="Estimate",
                 notes=d["notes"]), output)
 
@@ -299,8 +300,8 @@ def matrix_cmd(
     """Write the agent x task matrix in long format: one row per observed cell."""
     from evalatlas import atlas
 
-    m = _call(atlas.matrix, db_path(ctx), benchmark=benchmark, cell=cell,  # type: ignore[arg-type]
-              drift_mode=drift)  # type: ignore[arg-type]
+    m = _call(atlas.matrix, db_path(ctx), benchmark=benchmark, cell=cell,
+              drift_mode=drift)
     n_cells = m.write(output)  # Parquet or CSV (formulas neutralised, names redacted)
     if fmt is WrittenFormat.json:
         emit_written("evalatlas.atlas-matrix/1",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -105,7 +105,7 @@ def open_store(ctx: typer.Context, *, read_only: bool = False,
     return store
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """Print ``error: message`` to stderr (message escaped: it may quote input) and exit."""
     err_console.print(f"[bold red]error:[/] {escape(safe_text(message))}", markup=True,
                       highlight=False)

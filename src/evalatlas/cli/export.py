@@ -38,7 +38,7 @@ def jsonl_cmd(
     submission file), then measurements; `ingest` of the file rebuilds the same store.
     '-' writes to stdout; a device (or pipe) is streamed to."""
     check_output(path)
-    with open_store(ctx.parent, read_only=True, require_data=True) as store:
+    with open_store(ctx, read_only=True, require_data=True) as store:
         n = store.export_jsonl(path, experiment)
     if fmt is WrittenFormat.json:  # the records may be on stdout: the envelope then on stderr
         emit_written("evalatlas.export-jsonl/1",
@@ -58,7 +58,7 @@ def parquet_cmd(
 ) -> None:
     """Every store table as <table>.parquet, readable by pandas, Spark, Trino, DuckDB."""
     check_folder(directory)
-    with open_store(ctx.parent, read_only=True, require_data=True) as store:
+    with open_store(ctx, read_only=True, require_data=True) as store:
         counts = store.export_parquet(directory)
     if fmt is WrittenFormat.json:
         emit_written("evalatlas.export-parquet/1",
@@ -95,7 +95,7 @@ def eee_cmd(
     if relationship not in Store.EEE_RELATIONSHIPS:
         fail(f"--relationship must be one of {', '.join(Store.EEE_RELATIONSHIPS)}")
     check_folder(directory)
-    with open_store(ctx.parent, read_only=True, require_data=True) as store:
+    with open_store(ctx, read_only=True, require_data=True) as store:
         result = store.export_eee(directory, experiment, organization=organization,
                                   relationship=relationship)
     if fmt is WrittenFormat.json:

@@ -14,7 +14,7 @@ import typer
 
 from evalatlas import EvalAtlasError
 from evalatlas.cli.common import FormatOption, OutputOption, console, emit, fail, open_store
-from evalatlas.cli.render import OutputFormat, fmt_value, render, render_result
+from evalatlas.cli.render import Column, OutputFormat, fmt_value, render, render_result
 
 
 def _pct(v: Any) -> str:
@@ -29,13 +29,13 @@ def _share(r: dict[str, Any]) -> str:
     return f"{_pct(r['share'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}]"
 
 
-SHARE_COLUMNS = [("group", "group"), ("category", "category"),
+SHARE_COLUMNS: list[Column] = [("group", "group"), ("category", "category"),
                  ("episodes", "episodes"), ("share", "share [95% CI]", _share),
                  ("investigated", "investigated failures"),
                  ("not_investigated", "not investigated")]
-CAUSE_COLUMNS = [("group", "group"), ("count", "episodes"), ("cause", "root cause"),
+CAUSE_COLUMNS: list[Column] = [("group", "group"), ("count", "episodes"), ("cause", "root cause"),
                  ("category", "category"), ("variants", "variants")]
-TASK_COLUMNS = [("task_id", "task"), ("benchmark", "benchmark"),
+TASK_COLUMNS: list[Column] = [("task_id", "task"), ("benchmark", "benchmark"),
                 ("infeasible", "infeasible / judged",
                  lambda r: f"{r['infeasible']} / {r['judged']}"),
                 ("agents", "agents", lambda r: ", ".join(r["agents"])),
@@ -72,10 +72,14 @@ def failures_cmd(
     if fmt in (OutputFormat.json, OutputFormat.csv):
         emit(render_result(result, SHARE_COLUMNS, fmt), output)
         return
-    shown = [r for r in result.rows if r["episodes"] or r["investigated"] == 0]
+    shown = []
     seen: set[str] = set()
-    shown = [r for r in shown if r["episodes"] or not (r["group"] in seen or seen.add(
-        r["group"]))]  # a group with no investigated failure: one row saying so
+    for r in result.rows:
+        if r["episodes"]:
+            shown.append(r)
+        elif r["investigated"] == 0 and r["group"] not in seen:
+            seen.add(r["group"])  # a group with no investigated failure: one row saying so
+            shown.append(r)
     causes = [{"group": g["group"], **c} for g in result.meta["root_causes"]
               for c in g["causes"]]
     tasks = result.meta["infeasible_tasks"]

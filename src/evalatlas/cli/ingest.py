@@ -129,8 +129,8 @@ def ingest(
         if report.rejected:
             err_console.print(f"[yellow]rejected {report.rejected:,} records[/]; first ones:",
                               highlight=False)
-            for p in report.problems[:10]:
-                err_console.print(f"  {escape(safe_text(p))}", highlight=False)
+            for problem in report.problems[:10]:
+                err_console.print(f"  {escape(safe_text(problem))}", highlight=False)
             err_console.print("list them all with: evalatlas quarantine", highlight=False)
     if report.rejected and not (report.episodes or report.experiments or report.measurements):
         raise typer.Exit(1)

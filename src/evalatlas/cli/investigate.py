@@ -24,7 +24,7 @@ from evalatlas.cli.common import (
     fail,
     open_store,
 )
-from evalatlas.cli.render import OutputFormat, fmt_value, render_result
+from evalatlas.cli.render import Column, OutputFormat, fmt_value, render_result
 from evalatlas.cli.run import DEFAULT_CACHE_DIR, JudgeTimeoutOption
 
 
@@ -54,7 +54,7 @@ def investigate_cmd(
     max_input_tokens: Annotated[int, typer.Option(
         "--max-input-tokens", min=100, help="Token budget of the episode record in the "
         "prompt (texts are cut to fit).")] = 6000,
-    cache_dir: Annotated[Path, typer.Option(
+    cache_dir: Annotated[Path | None, typer.Option(
         "--cache-dir", help="Disk cache of the investigator's answers (shared with the "
         "judges).")] = DEFAULT_CACHE_DIR,
     timeout: JudgeTimeoutOption = 60.0,
@@ -92,7 +92,7 @@ def investigate_cmd(
     except (EvalAtlasError, ValueError, OSError) as exc:
         fail(str(exc))  # findings answered before the error are stored
         return
-    cols = [("model", "model"), ("investigated", "investigated"),
+    cols: list[Column] = [("model", "model"), ("investigated", "investigated"),
             ("not_investigated", "could not"), ("not_reached", "not reached (budget)"),
             ("cost_usd", "cost $"),
             ("prompt_tokens", "tokens in/out",

@@ -69,7 +69,7 @@ def as_col(col: Column, position: int) -> Col:
     if isinstance(col, Col):
         return col if col.priority is not None else Col(
             col.key, col.header, col.format, float(position), col.kind)
-    fmt = col[2] if len(col) == 3 else None  # type: ignore[misc]
+    fmt = col[2] if len(col) == 3 else None
     return Col(col[0], col[1], fmt, float(position), "name" if position == 0 else "text")
 
 

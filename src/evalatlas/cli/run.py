@@ -19,7 +19,8 @@ from evalatlas import (
 from evalatlas.cli.common import FormatOption, OutputOption, emit, err_console, fail, open_store
 from evalatlas.cli.render import Col, OutputFormat, render
 
-DEFAULT_CACHE_DIR = JudgeConfig.cache_dir
+DEFAULT_CACHE_DIR: Path | None = (None if JudgeConfig.cache_dir is None
+                                  else Path(JudgeConfig.cache_dir))
 """The judge's disk cache unless ``--judge-cache-dir`` says otherwise."""
 
 JudgeModelOption = Annotated[str | None, typer.Option(
@@ -28,7 +29,7 @@ JudgeModelOption = Annotated[str | None, typer.Option(
 JudgeBaseUrlOption = Annotated[str | None, typer.Option(
     "--judge-base-url", help="OpenAI-compatible base URL (overrides $OPENAI_BASE_URL). The key "
     "comes from $OPENAI_API_KEY.")]
-JudgeCacheOption = Annotated[Path, typer.Option(
+JudgeCacheOption = Annotated[Path | None, typer.Option(
     "--judge-cache-dir", help="Disk cache of judge answers.")]
 
 

@@ -59,7 +59,7 @@ def speedups_cmd(
                                        limit=limit)
             except ValueError as exc:
                 fail(str(exc))
-            columns = [Col("agent", "agent", None, 0, "name"),
+            detail_columns = [Col("agent", "agent", None, 0, "name"),
                        Col("task_id", "task", None, 0.1, "name"),
                        Col("benchmark", "benchmark", None, 0.2, "name"),
                        Col("speedup_agent", "agent/nop", None, 2),
@@ -67,7 +67,8 @@ def speedups_cmd(
                        Col("advantage", "advantage", None, 1), Col("valid", "valid", None, 4),
                        Col("fallback_to_baseline", "fallback", None, 5),
                        Col("invalid_reason", "why invalid", None, 6)]
-            emit(render_result(found, columns, fmt, title="FC-Eval per-benchmark speedups"),
+            emit(render_result(found, detail_columns, fmt,
+                               title="FC-Eval per-benchmark speedups"),
                  output)
             return
         try:

@@ -294,7 +294,9 @@ def combine_judges(rubric: Rubric, verdicts: list[RubricVerdict]) -> Consensus:
     for j, n in enumerate(names):
         col = arr[:, j][~np.isnan(arr[:, j])]
         cat_means[n] = float(col.mean()) if col.size else None
-    closest = min(valid, key=lambda v: abs((v.score.score if v.score else 0) - mean))
+    scored = [(v, v.score.score) for v in valid
+              if v.score is not None and v.score.score is not None]
+    closest = min(scored, key=lambda vs: abs(vs[1] - mean))[0]
     return Consensus(mean, n_pass * 2 > len(valid), cat_means,
                      krippendorff_alpha_interval(arr), len(valid), len(verdicts),
                      closest.reasoning, errors)

@@ -203,6 +203,7 @@ def _genai_schedule(model: str, provider: str | None) -> tuple[PricePeriod, ...]
     try:
         import genai_prices
         from genai_prices import data_snapshot
+        from genai_prices.types import TimeOfDateConstraint
     except ImportError:  # pragma: no cover - declared dependency
         return None
     snapshot = data_snapshot.get_snapshot()
@@ -231,7 +232,7 @@ def _genai_schedule(model: str, provider: str | None) -> tuple[PricePeriod, ...]
             notes.append("tiered prices: base tier used")
         start = getattr(constraint, "start_date", None)
         window = None
-        if hasattr(constraint, "start_time"):
+        if isinstance(constraint, TimeOfDateConstraint):
             window = (_seconds(constraint.start_time), _seconds(constraint.end_time))
             notes.append("time-of-day price")
         periods.append(PricePeriod(ModelPrice(

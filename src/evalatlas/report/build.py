@@ -717,9 +717,9 @@ def _mark_ties(board: list[dict[str, Any]], pairs: dict[str, Any]) -> None:
         if p["p_holm"] is None or p["a_key"] not in index or p["b_key"] not in index:
             continue
         s = 1 if p["significant"] and p["diff"] > 0 else (-1 if p["significant"] else 0)
-        a, b = index[p["a_key"]], index[p["b_key"]]
-        compared.setdefault(a, {})[b] = s
-        compared.setdefault(b, {})[a] = -s
+        ia, ib = index[p["a_key"]], index[p["b_key"]]
+        compared.setdefault(ia, {})[ib] = s
+        compared.setdefault(ib, {})[ia] = -s
     lo_known = np.where(np.isnan(lo), -np.inf, lo)  # no interval: never separated
     hi_known = np.where(np.isnan(hi), np.inf, hi)
     by_rate = np.argsort(np.where(np.isnan(rate), np.inf, -rate), kind="stable")

@@ -112,10 +112,11 @@ def decision_summary(data: dict[str, Any]) -> list[dict[str, str]]:
             what = f"{r.get('score') or ''} {r.get('metric') or ''}".strip() or "headline"
             # a source with several boards (SWE-bench Verified and bash-only) gives one
             # line per board: the board is named so the lines do not read as duplicates
-            board = r.get("board") if "leaderboard" in str(r.get("source") or "") else None
+            board_name = (r.get("board") if "leaderboard" in str(r.get("source") or "")
+                          else None)
             out.append({"kind": "warning", "benchmark": "", "text": (
                 f"{display_name(r.get('experiment') or 'an experiment')}"
-                + (f" ({board} board)" if board else "") + ": the source "
+                + (f" ({board_name} board)" if board_name else "") + ": the source "
                 f"published {what} {_value(r.get('published'))}, evalatlas recomputes "
                 f"{_value(r.get('evalatlas'))}"
                 + (f" ({r['note']})" if r.get("note") else "") + ".")})

@@ -40,7 +40,7 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "evalatlas"
 
 
-def _vl_convert():  # type: ignore[no-untyped-def]
+def _vl_convert():
     try:
         import vl_convert
     except ImportError as exc:  # pragma: no cover - exercised only without the extra

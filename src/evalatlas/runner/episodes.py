@@ -88,7 +88,7 @@ def episode_for(
         attempt=run,
         reward=reward,
         outcome_source=source,
-        status=status,  # type: ignore[arg-type]
+        status=status,
         error_type=error_type,
         error_message=error_message,
         wall_time_s=wall_time_s,

@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import duckdb
 
@@ -239,7 +239,7 @@ class Store:
         self._column_types: dict[str, dict[str, str]] = {}
         self.unknown_model_cost = "none"  # see store.costs.complete_batch
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -260,7 +260,7 @@ class Store:
         return self.con.execute(sql, params or []).fetchnumpy()
 
     def count(self, table: str) -> int:
-        return int(self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        return int(self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
 
     # -- writing --------------------------------------------------------------
     def _schema(self, table: str, columns: list[str]) -> pa.Schema:
@@ -337,7 +337,7 @@ class Store:
 
     def next_batch_id(self) -> int:
         row = self.con.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM ingest_batches")
-        return int(row.fetchone()[0])
+        return int(row.fetchall()[0][0])
 
     def write_batch(
         self,

@@ -69,9 +69,10 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import duckdb
 
@@ -893,7 +894,7 @@ class FastJsonl:
                     return
                 if isinstance(got, BaseException):
                     raise got
-                item, job = got  # type: ignore[misc]
+                item, job = cast("tuple[Chunk | Problem, Future[Prepared] | None]", got)
                 yield item, (job.result() if job is not None else None)
                 slots.release()
         finally:

@@ -87,7 +87,7 @@ def _build() -> Callable[[bytes, int, int], bool] | None:
             fields.append((key, scalar[want], None))
     fields.sort(key=len)  # msgspec wants required fields first
     episode = msgspec.defstruct("Episode", fields, forbid_unknown_fields=True, gc=False)
-    decoder = msgspec.json.Decoder(episode)
+    decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(episode)  # of defstruct's class
     errors = (msgspec.DecodeError, RecursionError, ValueError)
 
     def clean(data: bytes, n_lines: int, size: int) -> bool:

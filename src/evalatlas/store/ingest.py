@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 
 from evalatlas import interrupts
-from evalatlas.adapters.base import Adapter
+from evalatlas.adapters.base import Adapter, Item
 from evalatlas.adapters.jsonl import duplicate_problem, iter_file_chunks, parse_chunk
 from evalatlas.adapters.jsonl_stream import DEFAULT_CHUNK_BYTES, STDIN, Chunk
 from evalatlas.adapters.registry import plan
@@ -511,7 +511,8 @@ class _Run:
         if fj is not None:
             self.batch.flush(self.report)
 
-    def rename(self, item: object) -> object:
+    def rename(self, item: ExperimentRecord | EpisodeRecord | Measurement,
+               ) -> ExperimentRecord | EpisodeRecord | Measurement:
         """``--benchmark``: an experiment record takes the given benchmark name;
         ``--model``/``--agent-name``/``--label``: the overrides, recorded."""
         if isinstance(item, ExperimentRecord) and self.overrides:
@@ -523,12 +524,12 @@ class _Run:
                     update={"name": self.benchmark})})
         return item
 
-    def add(self, item: object, source: str, line: int | None) -> None:
+    def add(self, item: Item, source: str, line: int | None) -> None:
         self.n_items += 1
         if isinstance(item, Problem):
             self.problem(item)
         else:
-            _add_record(self.batch, self.report, self.rename(item), source,  # type: ignore[arg-type]
+            _add_record(self.batch, self.report, self.rename(item), source,
                         line)
         if self.batch.size >= self.batch_size:
             self.batch.flush(self.report)

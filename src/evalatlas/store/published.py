@@ -18,7 +18,7 @@ from evalatlas.store.selection import id_filter
 def published_metrics(store: Store, experiment: list[str] | None = None) -> list[dict[str, Any]]:
     """One dict per published metric: its fields plus experiment_id, experiment_name,
     agent_name, benchmark_name, and ``episodes`` (the experiment's stored episodes)."""
-    where, params = "WHERE x.published_metrics IS NOT NULL", []
+    where = "WHERE x.published_metrics IS NOT NULL"
     ids, params = id_filter(experiment, "x.experiment_id", "AND")
     where += " " + ids
     rows = store.query(f"""
@@ -60,7 +60,7 @@ def source_notes(store: Store, experiment: list[str] | None = None) -> list[str]
     """``"<experiment>: <note>"`` for every note an adapter attached to an experiment in
     ``extra.source_notes`` (sources that disagree about a run, e.g. two labels naming
     different models for the same SWE-Bench Pro run), so ``summary`` shows them."""
-    where, params = "WHERE json_extract(x.extra, '$.source_notes') IS NOT NULL", []
+    where = "WHERE json_extract(x.extra, '$.source_notes') IS NOT NULL"
     ids, params = id_filter(experiment, "x.experiment_id", "AND")
     where += " " + ids
     rows = store.query(f"""

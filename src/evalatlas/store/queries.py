@@ -84,7 +84,7 @@ def clear_quarantine_rows(store: Store, *, source: str | None = None) -> int:
     store.con.execute("BEGIN TRANSACTION")
     try:
         n = int(store.con.execute(f"SELECT count(*) FROM quarantine {where}",
-                                  params).fetchone()[0])
+                                  params).fetchall()[0][0])
         store.con.execute(f"DELETE FROM quarantine {where}", params)
         store.con.execute("COMMIT")
     except BaseException:

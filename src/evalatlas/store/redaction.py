@@ -154,7 +154,7 @@ def redact_batch_in_place(con: duckdb.DuckDBPyConnection, table: str, batch_id: 
     sets = ", ".join(f'"{col}" = {case}' for col, case in _redacting(table, types).items())
     with redaction_functions(con):
         n = con.execute(f"SELECT count(*) FROM {table} WHERE ingest_batch = ? AND ({where})",
-                        [batch_id]).fetchone()[0]
+                        [batch_id]).fetchall()[0][0]
         if n:
             con.execute(f"UPDATE {table} SET {sets} WHERE ingest_batch = ? AND ({where})",
                         [batch_id])

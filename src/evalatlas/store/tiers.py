@@ -47,8 +47,8 @@ def load_tier_runs(
     tiers = np.asarray(arrays["tier"], dtype=object)
     success = np.asarray(arrays["success"], dtype=bool)
     task = np.asarray(arrays["task_id"], dtype=object)
-    impl = np.ma.filled(np.ma.asarray(arrays["impl"], dtype=float), np.nan)
-    cost = np.ma.filled(np.ma.asarray(arrays["cost_usd"], dtype=float), np.nan)
+    impl: np.ndarray = np.ma.filled(np.ma.asarray(arrays["impl"], dtype=float), np.nan)
+    cost: np.ndarray = np.ma.filled(np.ma.asarray(arrays["cost_usd"], dtype=float), np.nan)
     for t in sorted(set(tiers.tolist()), key=_tier_key):
         m = tiers == t
         out[t] = {"success": success[m], "impl": impl[m], "cost": cost[m], "task": task[m]}
