@@ -184,9 +184,46 @@ def _framework(tmp: Path, fx: Path, v: object) -> tuple[list, str]:
     return list(read_results_file(f)), "prompt_tokens"
 
 
+def _terminal_file(tmp: Path, fx: Path, v: object) -> tuple[list, str]:
+    """``terminal-bench-file``: one results.json read on its own."""
+    from evalatlas.adapters.terminal_bench import read_submission
+    _, field = _terminal(tmp, fx, v)
+    return list(read_submission(tmp / "sub" / "results.json")), field
+
+
+def _eee_samples(tmp: Path, fx: Path, v: object) -> tuple[list, str]:
+    """``eee-samples``: an instance file without its aggregate."""
+    from evalatlas.adapters.eee import read_samples_alone
+    _eee(tmp, fx, v)
+    (tmp / "a.json").unlink()
+    return list(read_samples_alone(tmp / "a_samples.jsonl")), "token_usage.input_tokens"
+
+
+def _scylla(tmp: Path, fx: Path, v: object) -> tuple[list, str]:
+    from evalatlas.adapters.scylla import read_scylla_dir
+    shutil.copytree(fx / "scylla" / "dryrun", tmp / "dryrun")
+    rr = tmp / "dryrun" / "raw" / "T2" / "01" / "run_01" / "run_result.json"
+    doc = json.loads(rr.read_text())
+    doc["token_stats"]["input_tokens"] = v
+    rr.write_text(json.dumps(doc))
+    return list(read_scylla_dir(tmp / "dryrun" / "raw")), "token_stats.input_tokens"
+
+
+def _evallog(tmp: Path, fx: Path, v: object) -> tuple[list, str]:
+    """``evallog``: a cube-harness trajectory directory (episode metadata)."""
+    from evalatlas.adapters.cube import read_experiment_dir
+    shutil.copytree(fx / "cube" / "xray" / "v2_with_status", tmp / "x")
+    meta = tmp / "x" / "episodes" / "task_1_ep0" / "episode.metadata.json"
+    doc = json.loads(meta.read_text())
+    doc["summary_stats"] = {**(doc.get("summary_stats") or {}), "prompt_tokens": v}
+    meta.write_text(json.dumps(doc))
+    return list(read_experiment_dir(tmp / "x")), "summary_stats.prompt_tokens"
+
+
 ADAPTERS = {"tau-bench": _tau, "terminal-bench": _terminal, "eee": _eee,
             "eee-metadata": _eee_metadata, "swe-bench": _swebench, "inspect": _inspect,
-            "framework-results": _framework}
+            "framework-results": _framework, "terminal-bench-file": _terminal_file,
+            "eee-samples": _eee_samples, "scylla": _scylla, "evallog": _evallog}
 DOCUMENTED_STRINGS = {"eee-metadata"}
 # value -> what the rule gives: ("quarantined", words) or ("missing", note) or value
 VALUES = [
@@ -219,3 +256,128 @@ def test_every_adapter_follows_the_rule(tmp_path, fixtures, adapter, value, expe
         assert e.extra["coercion_notes"][field] == words
     else:
         assert noted == []
+
+
+# --- every registered adapter is covered: in the table above, in the tables below, or
+# exempt with the reason its values need no foreign-value coercion -----------------------
+
+COUNT_TABLE = {"tau-bench", "terminal-bench", "terminal-bench-file", "eee", "eee-samples",
+               "swebench", "inspect", "framework-results", "scylla", "evallog"}
+"""Registered adapter names whose token/step count is in ``ADAPTERS`` (``swe-bench`` there
+is the ``swebench`` folder adapter)."""
+
+OTHER_TABLES = {
+    "fceval": "per-benchmark speedups: test_fceval_speedups_follow_the_rule",
+    "pyirt": "responses (booleans documented): test_pyirt_responses_follow_the_rule",
+    "fc-website": "CSV cells, numeric strings documented: test_csv_cells_follow_the_rule",
+    "swebench-pro-docent": "CSV cells: test_docent_turns_follow_the_rule",
+    "swebench-pro": "the Docent CSV (as above) beside eval_results.json's id lists",
+}
+
+EXEMPT = {
+    "jsonl": "evalatlas's own record contract (schemas/), validated by the pydantic models,"
+             " not a foreign format",
+    "evalatlas-parquet": "evalatlas's own export: typed Parquet columns written by the store",
+    "framework-report": "a Markdown report: every cell is text by format; percentages and"
+                        " dollar amounts are parsed as documented there",
+    "asv": "timing samples: a non-number or NaN sample is dropped and counted"
+           " (dropped_nan_samples), an infinite or negative one invalidates the benchmark",
+}
+
+
+def test_every_registered_adapter_is_covered():
+    from evalatlas.adapters.registry import all_adapters
+
+    names = {a.name for a in all_adapters()}
+    covered = COUNT_TABLE | set(OTHER_TABLES) | set(EXEMPT)
+    assert names - covered == set(), "an adapter without a row in the coercion tables"
+    assert covered - names == set(), "a table row for an adapter that is not registered"
+    in_table = {("swebench" if k == "swe-bench" else k) for k in ADAPTERS}
+    assert in_table - {"eee-metadata"} == COUNT_TABLE
+
+
+@pytest.mark.parametrize("value,expected", [
+    (True, "agent/nop: a boolean (true) is not a number"),
+    ("NaN", "agent/nop: the string 'NaN' is not a finite number; missing"),
+    ("1.5", "agent/nop: the string '1.5': this format writes a number here, not a string"),
+    (None, "agent/nop: missing"),
+    (1.5, None), (-2.0, None), (0.0, None),
+], ids=repr)
+def test_fceval_speedups_follow_the_rule(value, expected):
+    """FC-Eval's per-benchmark speedups are JSON numbers: a value the rule refuses or
+    makes missing makes that benchmark invalid with the rule's words; a number is kept."""
+    from evalatlas.adapters.fceval import benchmarks_from_speedups
+
+    problems: list[Problem] = []
+    (b,) = benchmarks_from_speedups({"m.f": {"agent/nop": value, "oracle/nop": 2.0}},
+                                    "f.txt", "task", problems)
+    if expected is None:
+        assert b.valid and b.speedup_agent == float(value) and b.speedup_oracle == 2.0
+        assert problems == []
+    else:
+        assert not b.valid and b.speedup_agent is None and b.reason == expected
+        assert [p.field for p in problems] == ["per_benchmark_speedups.m.f"]
+
+
+@pytest.mark.parametrize("value,expected", [
+    (True, 1.0), (False, 0.0), (1, 1.0), (0.5, 0.5),   # booleans are documented responses
+    ("NaN", None), (float("nan"), None), ("1", None), ([1], None), (None, None),
+], ids=repr)
+def test_pyirt_responses_follow_the_rule(tmp_path, value, expected):
+    from evalatlas.adapters.pyirt import read_pyirt
+
+    f = tmp_path / "irt.jsonlines"
+    f.write_text(json.dumps({"subject_id": "a", "responses": {"q1": value, "q2": 1}}) + "\n")
+    items = list(read_pyirt(f))
+    eps = {e.task_id: e for e in items if isinstance(e, EpisodeRecord)}
+    problems = [p for p in items if isinstance(p, Problem)]
+    assert eps["q2"].reward == 1.0
+    if expected is None:  # refused or not finite: no response, a problem naming it
+        assert "q1" not in eps and [p.field for p in problems] == ["responses.q1"]
+    else:
+        assert eps["q1"].reward == expected and problems == []
+
+
+@pytest.mark.parametrize("cell,expected", [
+    ("1.25", 1.25), (" 7 ", 7.0), ("", None), ("NaN", None), ("inf", None),
+    ("1e999", None), ("abc", None), ("true", None),
+], ids=repr)
+def test_csv_cells_follow_the_rule(cell, expected):
+    """A CSV holds text only, so numeric strings are documented there (``strings=True``);
+    what the rule refuses or makes missing is a missing value, never 0."""
+    from evalatlas.adapters.fc_website import _number
+
+    assert _number(cell) == expected
+
+
+@pytest.mark.parametrize("cell,expected", [
+    ("7", ("stored", 7)), ("7.0", ("stored", 7)),
+    ("2.5", ("quarantined", "the string '2.5' is not a whole number")),
+    ("True", ("quarantined", "the string 'True' is not a number")),
+    ("NaN", ("missing", "the string 'NaN' is not a finite number; missing")),
+    ("-5", ("missing", "negative count (the string '-5'); missing")),
+    ("", ("stored", None)),
+], ids=repr)
+def test_docent_turns_follow_the_rule(tmp_path, cell, expected):
+    """SWE-Bench Pro's Docent export is a CSV: numbers are text there (documented), so
+    ``metadata.turns`` goes through the count rule with ``strings=True``."""
+    from evalatlas.adapters.swebench import read_docent_csv
+
+    f = tmp_path / "agent_runs_data.csv"
+    f.write_text("metadata.model_name,metadata.instance_id,metadata.resolved,metadata.turns\n"
+                 f"run-a,i1,true,{cell}\nrun-a,i2,false,3\n")
+    items = list(read_docent_csv(f))
+    eps = {e.task_id: e for e in items if isinstance(e, EpisodeRecord)}
+    problems = [p for p in items if isinstance(p, Problem)]
+    assert eps["i2"].n_agent_steps == 3
+    kind, what = expected
+    if kind == "quarantined":
+        assert "i1" not in eps and [p.field for p in problems] == ["metadata.turns"]
+        assert what in problems[0].reason
+        return
+    assert problems == []
+    if kind == "missing":
+        assert eps["i1"].n_agent_steps is None
+        assert eps["i1"].extra["coercion_notes"] == {"metadata.turns": what}
+    else:
+        assert eps["i1"].n_agent_steps == what
