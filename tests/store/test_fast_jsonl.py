@@ -254,10 +254,10 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
     import duckdb
 
     from evalatlas.adapters import jsonl_stream
-    from evalatlas.store import fast_jsonl
+    from evalatlas.store.fast_jsonl import commit
 
     monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
-    real = fast_jsonl.complete_batch
+    real = commit.complete_batch
     calls = []
 
     def failing(store: Store, batch_id: int, rows: list) -> None:
@@ -266,7 +266,7 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
             raise duckdb.IOException("disk full (test)")
         real(store, batch_id, rows)
 
-    monkeypatch.setattr(fast_jsonl, "complete_batch", failing)
+    monkeypatch.setattr(commit, "complete_batch", failing)
     path = _small_episodes(tmp_path / "e.jsonl", 5000, prompt_tokens=100,
                            completion_tokens=10)
     with Store(tmp_path / "fast.duckdb") as store:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evalatlas.store import fast_schema
 from evalatlas.store.db import Store
+from evalatlas.store.fast_jsonl import checker as fast_schema
 from evalatlas.store.ingest import ingest_paths
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from synth import episode_dict
 
 GOOD = {"experiment_id": "e1", "task_id": "t", "trajectory_id": "a", "reward": 1.0}
@@ -140,3 +140,61 @@ def test_leaves_the_cyclic_collector_as_it_found_it(enabled: bool) -> None:
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+EXPERIMENT = {"experiment_id": "e1", "experiment_name": "e1", "benchmark_name": "b",
+              "benchmark_subset": {"name": "b", "n_tasks": 3},
+              "agent": {"name": "a", "llm_model": "gpt-4o", "config": {"m": 1}}}
+MEASUREMENT = {"experiment_id": "e1", "trajectory_id": "a", "benchmark": "bench_x",
+               "agent_time": 1.5}
+
+
+def test_picks_out_experiment_records_and_measurements() -> None:
+    """A mixed chunk is vouched for with the lines the exact path must read; an episode
+    of a wrong type among them still is not."""
+    vouch = fast_schema.vouch()
+    good = [{**GOOD, "trajectory_id": f"t{i}"} for i in range(6)]
+    assert vouch(*_chunk(EXPERIMENT, *good[:3], MEASUREMENT, *good[3:], EXPERIMENT)) \
+        == [1, 5, 9]
+    assert vouch(*_chunk(*good)) == []
+    assert vouch(*_chunk(EXPERIMENT, {**GOOD, "seed": 1.5})) is None
+    assert vouch(*_chunk(EXPERIMENT, {"not": "an episode"})) is None
+
+
+def test_a_mixed_file_keeps_the_quick_route(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Experiment records between the episodes of every chunk: no chunk takes the shape
+    pass, and the store equals the exact path's."""
+    from evalatlas.store.fast_jsonl.prepare import Preparer
+
+    recs = _records(400)
+    lines = []
+    for i, r in enumerate(recs):
+        if i % 50 == 0:
+            lines.append({**EXPERIMENT, "experiment_id": r["experiment_id"],
+                          "experiment_name": f"x{i}"})
+        lines.append(r)
+    src = tmp_path / "mixed.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    slow = []
+    real = Preparer._stage_checked
+    monkeypatch.setattr(Preparer, "_stage_checked",
+                        lambda self, *a: slow.append(a) or real(self, *a))
+    with Store(tmp_path / "fast.duckdb") as store:
+        rep = ingest_paths(store, [src], fast=True, fast_min_bytes=0, chunk_bytes=20_000)
+        fast = [_parsed(r) for r in store.query(
+            "SELECT * EXCLUDE (ingest_batch, source_file) FROM episodes "
+            "ORDER BY experiment_id, trajectory_id")]
+        fast_x = store.query("SELECT * EXCLUDE (ingest_batch, source_file) FROM experiments "
+                             "ORDER BY experiment_id")
+    with Store(tmp_path / "exact.duckdb") as store:
+        ingest_paths(store, [src], fast=False)
+        exact = [_parsed(r) for r in store.query(
+            "SELECT * EXCLUDE (ingest_batch, source_file) FROM episodes "
+            "ORDER BY experiment_id, trajectory_id")]
+        exact_x = store.query("SELECT * EXCLUDE (ingest_batch, source_file) FROM experiments "
+                              "ORDER BY experiment_id")
+    assert rep.fast_path_files == 1 and rep.fast_path_declined == []
+    assert rep.fast_path_chunks > 5 and slow == []
+    assert (rep.episodes, rep.experiments) == (400, 8)  # 8 records, 4 ids
+    assert fast == exact and fast_x == exact_x

@@ -1,0 +1,46 @@
+"""What the fast path's stages hand each other: a prepared chunk, a group of them being
+written, and the two ways a chunk leaves the fast path for the exact one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from evalatlas.adapters.jsonl_stream import Chunk
+
+
+class NotClean(Exception):
+    """This chunk is not provably clean; use the exact path for it."""
+
+
+class GroupLost(Exception):
+    """Writing a group failed and was rolled back: its ``chunks`` (in file order) need
+    the exact path."""
+
+    def __init__(self, reason: str, chunks: list[Chunk]) -> None:
+        super().__init__(reason)
+        self.chunks = chunks
+
+
+@dataclass
+class Prepared:
+    """One chunk after the worker's steps 1 and 2: staged rows, or why it needs the exact
+    path. ``other_lines``: experiment records and measurements (1-based within the
+    chunk), which the exact path parses."""
+
+    chunk: Chunk
+    table: str | None = None
+    reason: str | None = None
+    other_lines: list[int] = field(default_factory=list)
+    n: int = 0
+    unpriced: bool = True
+
+
+@dataclass
+class Group:
+    """Staged chunks to be written as one batch (see
+    :meth:`~evalatlas.store.fast_jsonl.commit.Committer.insert`)."""
+
+    batch_id: int
+    preps: list[Prepared] = field(default_factory=list)
+    n: int = 0
+    unpriced: bool = False
