@@ -20,6 +20,9 @@ bytes each) written under ``--data-dir`` and deleted at the end unless ``--keep`
 EvalLog episode directories through ``ingest_paths``, and the naive pydantic loader
 (one ``model_validate_json`` per line plus ``executemany``, on ``--naive-n`` lines).
 
+``--mixed`` ingests the mixed file instead (:func:`mixed_file`: an experiment record
+before every 20,000 episodes); ``n`` then counts episodes and experiment records.
+
 ``--baseline-src OLD/src`` adds a third measurement, interleaved: the ingest of another
 checkout (an earlier commit), imported from that tree by the same interpreter.
 
@@ -141,6 +144,30 @@ def episodes_file(data: Path, n: int) -> Path:
     return path
 
 
+def mixed_file(data: Path, n: int, every: int = 20_000) -> Path:
+    """The mixed input: the ``n`` episodes of :func:`episodes_file` with an experiment
+    record before every ``every`` episodes (one of the 50 agents' experiments in turn),
+    as a concatenation of per-experiment files has them: most chunks of the fast path
+    hold one or more experiment records."""
+    path = data / f"mixed_{n}.jsonl"
+    if path.exists():
+        return path
+    part = path.with_suffix(".part")
+    with episodes_file(data, n).open("rb") as src, part.open("wb") as out:
+        for i, line in enumerate(src):
+            if i % every == 0:
+                a = (i // every) % 50
+                out.write(json.dumps({
+                    "experiment_id": f"exp{a:04d}", "experiment_name": f"agent-{a}",
+                    "benchmark_name": "synthetic",
+                    "benchmark_subset": {"name": "synthetic", "n_tasks": 2000},
+                    "agent": {"name": f"agent-{a}", "llm_model": "claude-sonnet-4",
+                              "config": {"agent": a}}}).encode() + b"\n")
+            out.write(line)
+    part.rename(path)
+    return path
+
+
 def extras_inputs(data: Path) -> tuple[Path, Path]:
     """50 experiment records, and 10 EvalLog directories of 1,000 episodes each."""
     from evalatlas.records import (
@@ -197,6 +224,9 @@ def main() -> None:
     ap.add_argument("--extras", action="store_true",
                     help="also summary, EvalLog directories and the naive loader")
     ap.add_argument("--naive-n", type=int, default=5_000)
+    ap.add_argument("--mixed", action="store_true",
+                    help="ingest the mixed file (an experiment record before every 20,000 "
+                         "episodes) instead of episodes only")
     ap.add_argument("--baseline-src", type=Path, default=None,
                     help="the src/ folder of another checkout (e.g. `git worktree add "
                          "/tmp/base <commit>`): its ingest runs interleaved as a third "
@@ -212,7 +242,7 @@ def main() -> None:
     rows = []
     try:
         for n in sizes:
-            src = episodes_file(data, n)
+            src = mixed_file(data, n) if args.mixed else episodes_file(data, n)
             runs: dict[str, list[dict]] = {"duckdb": [], "evalatlas": [], "baseline": []}
             kinds = ["duckdb", "evalatlas"] + (["baseline"] if args.baseline_src else [])
             for _ in range(args.repeats if n <= args.max_repeated else 1):
@@ -255,10 +285,11 @@ def main() -> None:
                     print(f"  extra {name}: {result}", flush=True)
             if not args.keep:
                 src.unlink()
+                (data / f"episodes_{n}.jsonl").unlink(missing_ok=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if not args.keep:
-            for p in data.glob("episodes_*"):
+            for p in [*data.glob("episodes_*"), *data.glob("mixed_*")]:
                 p.unlink()
             (data / "experiments_50.jsonl").unlink(missing_ok=True)
             shutil.rmtree(data / "evallog_10k", ignore_errors=True)
