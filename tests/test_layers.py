@@ -9,6 +9,7 @@ Adding a package: give it a layer in LAYERS (and a line in docs/architecture.md)
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -190,23 +191,37 @@ def test_no_cycle_between_packages() -> None:
     assert _cycles(edges) == []
 
 
-def test_no_cycle_between_modules() -> None:
-    """Between modules too, for imports made at import time (module scope, including
-    ``if TYPE_CHECKING:``): the old ``store.costs`` <-> ``store.db`` fails here. A
-    package's ``__init__`` importing its own submodules is not a cycle by itself; an
-    import inside a function (deferred for start-up time) is left out here but counts
-    for the package check above."""
+def _module_edges(*, deferred: bool) -> dict[str, set[str]]:
+    """module -> the evalatlas modules it imports (``from pkg.mod import name`` counts as
+    ``pkg.mod``; a package's ``__init__`` importing its own submodules is not an edge);
+    ``deferred``: imports inside functions too."""
     edges: dict[str, set[str]] = defaultdict(set)
     for module, imports in GRAPH.items():
         for target, _, line in imports:
-            if line in LOCAL[module]:
+            if not deferred and line in LOCAL[module]:
                 continue
             t = target
             while t not in GRAPH and "." in t:  # `from pkg.mod import name`
                 t = t.rsplit(".", 1)[0]
             if t != module and not module.startswith(t + "."):
                 edges[module].add(t)
-    assert _cycles(edges) == []
+    return edges
+
+
+def test_no_cycle_between_modules() -> None:
+    """Between modules too, for imports made at import time (module scope, including
+    ``if TYPE_CHECKING:``): the old ``store.costs`` <-> ``store.db`` fails here."""
+    assert _cycles(_module_edges(deferred=False)) == []
+
+
+def test_no_cycle_even_through_imports_inside_functions() -> None:
+    """No cycle hidden by deferring an import into a function either (issue 22): the old
+    ``stats.standard_errors -> stats.bootstrap -> stats.bounded -> stats.standard_errors``
+    and ``report.specs -> report.failures -> report.specs`` were such cycles. A deferred
+    import is for start-up time (scipy, pandas), never to dodge a cycle."""
+    cycles = _cycles(_module_edges(deferred=True))
+    assert cycles == [], "import cycles (function-level imports included):\n" + "\n".join(
+        " -> ".join(c) for c in cycles)
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -296,3 +311,87 @@ def test_the_public_api_check_catches_a_violation(tmp_path: Path) -> None:
     f.write_text("from evalatlas.text import csv_line\n")
     assert len(_public_api_violations(f)) == 1  # below the API ...
     assert _public_api_violations(f, ("evalatlas.text",)) == []  # ... unless allowed
+
+
+SQL = re.compile(
+    r"\b(SELECT\b[\s\S]*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|"
+    r"CREATE\s+(OR\s+REPLACE\s+)?(TEMP\s+)?(TABLE|VIEW|INDEX|MACRO|SEQUENCE)|"
+    r"DROP\s+(TABLE|VIEW|MACRO)|ALTER\s+TABLE|COPY\s+\w+\s+(TO|FROM)|ATTACH\s+')\b")
+"""SQL statements as they appear in a string literal (keywords in capitals, as the
+store's queries write them)."""
+CONNECTION_CALLS = {"execute", "executemany", "sql", "query", "query_arrays", "register",
+                    "unregister", "fetchall", "fetchone", "fetchmany", "fetchnumpy",
+                    "fetch_arrow_table", "fetch_df"}
+"""Methods of a DuckDB connection or of :class:`evalatlas.store.db.Store` that run SQL
+or read its results."""
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string nodes that are docstrings (of a module, class or function, or
+    the string after an assignment that documents it): prose may name SQL."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        for stmt in body if isinstance(body, list) else []:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and \
+                    isinstance(stmt.value.value, str):
+                out.add(id(stmt.value))
+    return out
+
+
+def _sql_outside_store(path: Path) -> list[str]:
+    """Where ``path`` speaks SQL: a call of a connection/store method that runs SQL, an
+    access to a store's connection (``.con``), an import of duckdb, or a string literal
+    (an f-string's parts included) holding a SQL statement."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    docs = _docstrings(tree)
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in CONNECTION_CALLS:
+            bad.append(f"{path.name}:{node.lineno}: .{node.func.attr}(...)")
+        elif isinstance(node, ast.Attribute) and node.attr == "con":
+            bad.append(f"{path.name}:{node.lineno}: .con (a store's connection)")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) \
+                else [node.module or ""]
+            bad += [f"{path.name}:{node.lineno}: imports {n}" for n in names
+                    if n.split(".")[0] == "duckdb"]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                id(node) not in docs and SQL.search(node.value):
+            bad.append(f"{path.name}:{node.lineno}: SQL {node.value.strip()[:50]!r}")
+    return bad
+
+
+def test_all_sql_lives_in_store() -> None:
+    """``store/`` is the only package that speaks SQL (issue 22): every query is a named
+    function there, with its docstring saying what and why; everything above calls
+    those functions."""
+    modules = [p for p in sorted(SRC.rglob("*.py"))
+               if p.relative_to(SRC).parts[0] != "store"]
+    assert len(modules) > 100  # every module outside store/ is walked
+    bad = [f"{p.relative_to(SRC)}: {v}" for p in modules for v in _sql_outside_store(p)]
+    assert not bad, "SQL outside store/ (move it into a named query in store/):\n" + \
+        "\n".join(bad)
+
+
+@pytest.mark.parametrize("source", [
+    'def f(store):\n    return store.query("SELECT 1 FROM episodes")\n',
+    'def f(store, ids):\n    return store.query_arrays(f"SELECT * FROM x WHERE id IN {ids}")\n',
+    'def f(store):\n    store.con.register("t", None)\n',
+    "import duckdb\n",
+    'Q = """\n    DELETE FROM quarantine WHERE true"""\n',
+    'SQL = f"INSERT INTO episodes VALUES ({1})"\n',
+])
+def test_the_sql_check_catches_sql(tmp_path: Path, source: str) -> None:
+    f = tmp_path / "m.py"
+    f.write_text(source)
+    assert _sql_outside_store(f)
+
+
+def test_the_sql_check_lets_prose_be(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text('"""Selects rows: SELECT * FROM episodes is what the store runs."""\n'
+                 'X = 1\n"""SELECT x FROM y, said of X."""\n'
+                 'def f():\n    """DELETE FROM a docstring."""\n    return "select the best"\n')
+    assert _sql_outside_store(f) == []

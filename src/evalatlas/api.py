@@ -578,7 +578,7 @@ def failures(data: Data, by: str = "agent", *, benchmark: str | Sequence[str] | 
     episodes by >= 2 agents). See :class:`evalatlas.analysis.failures.FailuresResult`."""
     from evalatlas.compose.failures import failures as compose_failures
     from evalatlas.errors import ArgumentError
-    from evalatlas.stats.bounded import check_confidence
+    from evalatlas.stats.validation import check_confidence
     from evalatlas.store.queries import group_expr
 
     try:

@@ -42,9 +42,10 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from evalatlas.analysis.results import TableResult
-from evalatlas.stats.bounded import bounded_mean_interval, check_confidence
+from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
 from evalatlas.stats.power import minimum_detectable_difference, tasks_needed
+from evalatlas.stats.validation import check_confidence
 
 PairBy = Literal["task", "attempt"]
 
@@ -161,6 +162,46 @@ def _detectable(variance: float, sa: np.ndarray, sb: np.ndarray, pairs: int,
     return minimum_detectable_difference(var, pairs, alpha=alpha)
 
 
+def aligned_pair(
+    sa: np.ndarray, sb: np.ndarray, *, score: tuple[np.ndarray, np.ndarray] | None = None,
+    cost: tuple[np.ndarray, np.ndarray] | None = None, confidence: float = 0.95,
+    detect: float = 0.05, alpha: float = 0.05,
+) -> dict[str, Any]:
+    """The numbers of one pair from aligned per-pair values (``sa[i]`` and ``sb[i]`` are
+    the two sides' success means on pair ``i``; ``score`` and ``cost`` likewise, NaN
+    missing; None: not compared): success means, ``diff`` with its interval, McNemar
+    or Wilcoxon ``p``, score and cost, tasks needed and the detectable difference (the
+    rule of the module docstring).
+
+    :func:`compare_pair` aligns two sides' episodes and calls this; the report's paired
+    matrix calls it on its per-task rates, so both give the same numbers by
+    construction."""
+    check_confidence(confidence)
+    success = _difference(sa, sb, confidence)
+    nan = np.array([], dtype=float)
+    score_a, score_b = score if score is not None else (nan, nan)
+    cost_a, cost_b = cost if cost is not None else (nan, nan)
+    sc = _difference(score_a, score_b, confidence) if score is not None else \
+        {"diff": None, "low": None, "high": None, "p": None}
+    test, p, discordant = _success_test(sa, sb, success["p"])
+    return {
+        "success_a": _mean_or_none(sa), "success_b": _mean_or_none(sb),
+        "diff": success["diff"] if sa.size else None,
+        "diff_ci_low": success["low"], "diff_ci_high": success["high"],
+        "diff_ci_note": success["note"],
+        "test": test, "p": _none(p),
+        "discordant_a_only": discordant[0] if discordant else None,
+        "discordant_b_only": discordant[1] if discordant else None,
+        "score_a": _mean_or_none(score_a), "score_b": _mean_or_none(score_b),
+        "score_diff": sc["diff"], "score_diff_ci_low": sc["low"],
+        "score_diff_ci_high": sc["high"], "score_p": sc["p"],
+        "cost_a": _mean_or_none(cost_a), "cost_b": _mean_or_none(cost_b),
+        "tasks_needed": _tasks_needed(success["variance"], sa, sb, detect, alpha),
+        "detect": detect,
+        "detectable_difference": _detectable(success["variance"], sa, sb, sa.size, alpha),
+    }
+
+
 def compare_pair(
     a_data: SideData, b_data: SideData, *,
     pair_by: PairBy = "task", confidence: float = 0.95, detect: float = 0.05,
@@ -173,31 +214,25 @@ def compare_pair(
     cols = {name: (np.array([ga[k][i] for k in shared], dtype=float),
                    np.array([gb[k][i] for k in shared], dtype=float))
             for i, name in enumerate(("success", "score", "cost"))}
-    sa, sb = cols["success"]
-    success = _difference(sa, sb, confidence)
-    score = _difference(*cols["score"], confidence)
-    test, p, discordant = _success_test(sa, sb, success["p"])
     return {
         "pair_by": pair_by, "shared_tasks": len({_task_of(k, pair_by) for k in shared}),
         "pairs": len(shared),
         "tasks_only_a": len({_task_of(k, pair_by) for k in set(ga) - set(gb)}),
         "tasks_only_b": len({_task_of(k, pair_by) for k in set(gb) - set(ga)}),
-        "success_a": _mean_or_none(sa), "success_b": _mean_or_none(sb),
-        "diff": success["diff"] if shared else None,
-        "diff_ci_low": success["low"], "diff_ci_high": success["high"],
-        "diff_ci_note": success["note"],
-        "test": test, "p": _none(p),
-        "discordant_a_only": discordant[0] if discordant else None,
-        "discordant_b_only": discordant[1] if discordant else None,
-        "score_a": _mean_or_none(cols["score"][0]), "score_b": _mean_or_none(cols["score"][1]),
-        "score_diff": score["diff"], "score_diff_ci_low": score["low"],
-        "score_diff_ci_high": score["high"], "score_p": score["p"],
-        "cost_a": _mean_or_none(cols["cost"][0]), "cost_b": _mean_or_none(cols["cost"][1]),
-        "tasks_needed": _tasks_needed(success["variance"], sa, sb, detect, alpha),
-        "detect": detect,
-        "detectable_difference": _detectable(success["variance"], sa, sb, len(shared),
-                                             alpha),
+        **aligned_pair(*cols["success"], score=cols["score"], cost=cols["cost"],
+                       confidence=confidence, detect=detect, alpha=alpha),
     }
+
+
+def holm_rows(rows: list[dict[str, Any]]) -> None:
+    """Set ``p_holm`` on each row: Holm's adjustment of the rows' ``p`` across all of
+    them (:func:`evalatlas.stats.paired.holm_adjust`; None where ``p`` is), when there
+    is more than one row; one row (one comparison) is left without. The one family-wise
+    correction of ``compare`` and the report's paired matrix."""
+    if len(rows) > 1:
+        adjusted = holm_adjust([r["p"] if r["p"] is not None else math.nan for r in rows])
+        for r, p in zip(rows, adjusted, strict=True):
+            r["p_holm"] = None if math.isnan(p) else p
 
 
 def _pts(x: float) -> str:
@@ -333,10 +368,7 @@ def compare_sides(
                **compare_pair(data[i], data[j], pair_by=pair_by, confidence=confidence,
                               detect=detect, alpha=alpha)}
         rows.append(row)
-    if len(rows) > 1:
-        adjusted = holm_adjust([r["p"] if r["p"] is not None else math.nan for r in rows])
-        for r, p in zip(rows, adjusted, strict=True):
-            r["p_holm"] = None if math.isnan(p) else p
+    holm_rows(rows)
     for r in rows:
         if r.get("p_holm", 0) is None:
             r.pop("p_holm")

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from evalatlas.analysis.results import TableResult
-from evalatlas.stats.bounded import bounded_mean_interval, check_confidence
+from evalatlas.stats.bounded import bounded_mean_interval
+from evalatlas.stats.validation import check_confidence
 
 TAXONOMY: dict[str, str] = {
     "wrong_answer": "the agent finished and gave an answer or artefact, but it is wrong",

@@ -27,27 +27,24 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from evalatlas._version import __version__
-from evalatlas.analysis.frameworks import group_records
-from evalatlas.analysis.speedups import speedup_result, task_payloads
+from evalatlas.analysis.compare import aligned_pair, holm_rows
 from evalatlas.analysis.summary import SummaryResult
-from evalatlas.analysis.tiers import tier_table
+from evalatlas.compose.frameworks import framework_data_of
+from evalatlas.compose.speedups import speedups_of
 from evalatlas.compose.summary import summary_of
+from evalatlas.compose.tiers import tiers_of
 from evalatlas.metrics.outcomes import default_k_values, pass_hat_k
 from evalatlas.metrics.pareto import pareto_frontier
 from evalatlas.report.decision import decision_summary
 from evalatlas.report.failures import failures_data
 from evalatlas.report.frameworks import build_report as build_framework_report
 from evalatlas.report.names import display_name, full_name, unique_labels
-from evalatlas.stats.bounded import bounded_mean_interval
-from evalatlas.stats.paired import holm_adjust, mcnemar_test, paired_difference
+from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.db import Store
-from evalatlas.store.frameworks import load_framework_records
 from evalatlas.store.queries import group_expr
-from evalatlas.store.speedups import load_speedup_rows
-from evalatlas.store.tiers import load_tier_runs
+from evalatlas.store.task_cells import drill_episodes, task_cells
 from evalatlas.text import json_safe
 
 SCHEMA = "evalatlas.report/1"
@@ -81,32 +78,6 @@ def _f(x: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) else None
-
-
-# --- selection ---------------------------------------------------------------------
-
-
-def _experiments(store: Store, experiment: Sequence[str] | None) -> list[dict[str, Any]]:
-    rows = store.query("""
-        SELECT experiment_id, experiment_name, coalesce(benchmark_name, '(unknown)') AS bench,
-               subset_n_tasks, labels FROM experiments ORDER BY experiment_id""")
-    seen = {r["experiment_id"] for r in rows}
-    orphans = store.query("SELECT DISTINCT experiment_id FROM episodes ORDER BY 1")
-    rows += [{"experiment_id": r["experiment_id"], "experiment_name": None,
-              "bench": "(unknown)", "subset_n_tasks": None, "labels": None}
-             for r in orphans if r["experiment_id"] not in seen]
-    if experiment:
-        wanted = set(experiment)
-        rows = [r for r in rows if r["experiment_id"] in wanted]
-    return rows
-
-
-def _where(ids: Sequence[str] | None) -> tuple[str, list[Any]]:
-    if ids is None:
-        return "WHERE true", []
-    if not ids:
-        return "WHERE false", []
-    return f"WHERE e.experiment_id IN ({', '.join('?' for _ in ids)})", list(ids)
 
 
 # --- leaderboard ---------------------------------------------------------------------
@@ -153,19 +124,7 @@ class _Cells:
 
 
 def _cells(store: Store, by: str, ids: Sequence[str] | None) -> _Cells:
-    _, key, disp = group_expr(by)
-    where, params = _where(ids)
-    arr = store.query_arrays(f"""
-        SELECT {key} AS k, e.task_id AS task, count(*) AS n_all, count(e.success) AS n,
-               sum(CASE WHEN e.success THEN 1 ELSE 0 END) AS c,
-               coalesce(sum(e.reward), 0) AS rs, count(e.reward) AS rn,
-               coalesce(sum(e.cost_usd), 0) AS cs, count(e.cost_usd) AS cn
-        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
-        {where} GROUP BY k, task
-    """, params)
-    labels = {r["k"]: r["label"] for r in store.query(f"""
-        SELECT {key} AS k, {disp} AS label FROM episodes e
-        LEFT JOIN experiments x USING (experiment_id) {where} GROUP BY k""", params)}
+    arr, labels = task_cells(store, by, ids)
     k_all = np.asarray(arr["k"], dtype=object)
     t_all = np.asarray(arr["task"], dtype=object)
     keys = sorted(set(k_all.tolist()), key=str)
@@ -199,40 +158,20 @@ def _cells(store: Store, by: str, ids: Sequence[str] | None) -> _Cells:
 # --- paired comparisons --------------------------------------------------------------
 
 
-def paired_numbers(sa: np.ndarray, sb: np.ndarray, confidence: float
-                   ) -> dict[str, Any]:
-    """Difference, interval and test for aligned per-task success means of A and B.
-
-    The rule of :func:`evalatlas.analysis.compare.compare_pair` with ``pair_by="task"``
-    (tests/report/test_specs.py checks they agree): ``paired_difference`` gives the
-    difference; the per-task values are rates in [0, 1], so each difference lies in
-    [-1, 1] and the interval is :func:`bounded_mean_interval` on that range (never beyond
-    +/-100 points; none, with a reason, when every difference is equal); when every
-    value is 0 or 1 (one attempt per task) the p-value is McNemar's exact test, otherwise
-    Wilcoxon's. Taking aligned arrays instead of episodes makes an agents x agents
-    matrix affordable (no per-pair regrouping).
-    """
-    pd = paired_difference(sa, sb, confidence=confidence)
-    n = int(sa.size)
-    binary = n > 0 and bool(np.all(np.isin(sa, (0.0, 1.0))) and np.all(np.isin(sb, (0.0, 1.0))))
-    if binary:
-        test, p = "McNemar", mcnemar_test(sa.astype(bool), sb.astype(bool)).pvalue
-    else:
-        test, p = "Wilcoxon", pd.pvalue
-    lo, hi, note = _f(pd.low), _f(pd.high), None
-    if n:
-        iv = bounded_mean_interval(sa - sb, lower=-1.0, upper=1.0, confidence=confidence)
-        lo, hi, note = iv.low, iv.high, iv.reason
-    return {"shared_tasks": n, "diff": pd.diff if n else None,
-            "diff_ci_low": lo, "diff_ci_high": hi, "diff_ci_note": note, "test": test,
-            "p": _f(p)}
+_PAIR_FIELDS = ("diff", "diff_ci_low", "diff_ci_high", "diff_ci_note", "test", "p")
+"""The numbers of :func:`~evalatlas.analysis.compare.aligned_pair` a report pair shows."""
 
 
 def _pairs(cells: _Cells, order: list[int], opts: ReportOptions) -> dict[str, Any]:
     """Paired comparison (A - B on shared tasks, Holm-adjusted) among the top agents.
 
     A task's value for a side is its mean success over that side's attempts with a known
-    outcome; pairs are the tasks both sides ran (as ``evalatlas compare``).
+    outcome; pairs are the tasks both sides ran. The numbers are ``evalatlas compare``'s
+    rule on those aligned rates (:func:`evalatlas.analysis.compare.aligned_pair`: the
+    difference with its interval inside +/-100 points, McNemar when every value is 0/1,
+    else Wilcoxon) and its Holm adjustment (:func:`~evalatlas.analysis.compare.holm_rows`);
+    taking aligned arrays makes an agents x agents matrix affordable (no per-pair
+    regrouping of episodes).
     """
     limit = opts.max_matrix_agents
     chosen = order[:limit]
@@ -245,17 +184,14 @@ def _pairs(cells: _Cells, order: list[int], opts: ReportOptions) -> dict[str, An
     rows = []
     for i, j in combinations(chosen, 2):
         both = (cells.known[i] > 0) & (cells.known[j] > 0)
-        r = paired_numbers(rate[i][both], rate[j][both], opts.confidence)
+        r = aligned_pair(rate[i][both], rate[j][both], confidence=opts.confidence,
+                         alpha=opts.alpha)
         rows.append({"a": cells.labels[i], "b": cells.labels[j], "a_key": cells.keys[i],
-                     "b_key": cells.keys[j], **r})
-    if len(rows) > 1:
-        adj = holm_adjust([r["p"] if r["p"] is not None else math.nan for r in rows])
-        for r, p in zip(rows, adj, strict=True):
-            r["p_holm"] = _f(p)
-    else:
-        for r in rows:
-            r["p_holm"] = r["p"]
+                     "b_key": cells.keys[j], "shared_tasks": int(both.sum()),
+                     **{k: r[k] for k in _PAIR_FIELDS}})
+    holm_rows(rows)
     for r in rows:
+        r.setdefault("p_holm", r["p"])  # one comparison: nothing to adjust
         r["significant"] = bool(r["p_holm"] is not None and r["p_holm"] < opts.alpha
                                 and r["diff"])
     return {"agents": [cells.labels[g] for g in chosen], "rows": rows, "notes": notes}
@@ -441,8 +377,6 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
                      "success varies most across agents")
     tasks = [cells.tasks[j] for j in chosen]
     shown_tasks = [cells.task_labels[j] for j in chosen]
-    _, key, _ = group_expr(by)
-    where, params = _where(ids)
     cols: dict[str, list[Any]] = {c: [] for c in _DRILL_COLUMNS}
     out = {"tasks": shown_tasks, "groups": cells.labels, "errors": [], "sources": [],
            "texts": [],
@@ -450,26 +384,8 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
            "episodes": cols, "notes": notes, "inputs": [], "targets": []}
     if not tasks:
         return out
-    # an Arrow table as a view: executemany inserts are slow in DuckDB
-    store.con.register("_report_tasks", pa.table({"task_id": tasks,
-                                                  "i": list(range(len(tasks)))}))
-    limit = opts.text_limit + 1
-    arr = store.query_arrays(f"""
-        SELECT {key} AS k, rt.i AS t, e.attempt, e.success, e.reward,
-               coalesce(e.error_type, CASE WHEN e.status <> 'completed' THEN e.status END)
-                   AS err,
-               coalesce(substr(e.output_text, 1, {limit}),
-                        substr(e.error_message, 1, {limit})) AS txt,
-               substr(e.input_text, 1, {limit}) AS inp,
-               substr(e.expected_text, 1, {limit}) AS tgt,
-               e.total_tokens, e.cost_usd, e.wall_time_s,
-               coalesce(e.source_file, x.source_file) AS source
-        FROM episodes e LEFT JOIN experiments x USING (experiment_id)
-        JOIN _report_tasks rt ON rt.task_id = e.task_id
-        {where}
-        ORDER BY rt.i, k, e.attempt NULLS LAST, e.trajectory_id
-    """, params)
-    store.con.unregister("_report_tasks")
+    # one character more than shown: _trunc then marks the cut with an ellipsis
+    arr = drill_episodes(store, by, ids, tasks, opts.text_limit + 1)
     ki = {k: i for i, k in enumerate(cells.keys)}
     # rows come sorted by task: task j's episodes are offsets[j]:offsets[j + 1]
     t_idx = np.asarray(arr["t"], dtype=np.int64)
@@ -750,8 +666,7 @@ def _mark_ties(board: list[dict[str, Any]], pairs: dict[str, Any]) -> None:
 
 def _tiers(store: Store, experiment: Sequence[str] | None) -> dict[str, Any] | None:
     try:
-        runs = load_tier_runs(store, "tier", list(experiment) if experiment else None)
-        rep = tier_table(runs, baseline="T0", label="tier")
+        rep = tiers_of(store, experiment=list(experiment) if experiment else None)
     except ValueError:
         return None
     if not rep.rows:
@@ -764,9 +679,8 @@ def _tiers(store: Store, experiment: Sequence[str] | None) -> dict[str, Any] | N
 
 def _speedups(store: Store, experiment: Sequence[str] | None,
               confidence: float) -> dict[str, Any] | None:
-    loaded = load_speedup_rows(store, experiment=list(experiment) if experiment else None)
-    payloads = task_payloads(loaded.episodes, loaded.measurements, loaded.bounds)
-    res = speedup_result(payloads, "agent", confidence=confidence, resamples=1000)
+    res = speedups_of(store, experiment=list(experiment) if experiment else None,
+                      confidence=confidence, resamples=1000)
     if not res.rows:
         return None
     rows = res.to_dict()["rows"]
@@ -777,8 +691,7 @@ def _speedups(store: Store, experiment: Sequence[str] | None,
 
 
 def _frameworks(store: Store, confidence: float) -> list[dict[str, Any]] | None:
-    experiments, episodes = load_framework_records(store)
-    data = group_records(experiments, episodes)
+    data = framework_data_of(store)
     if not data:
         return None
     out = []
@@ -807,17 +720,20 @@ def build_report_data(store: Store, opts: ReportOptions | None = None) -> dict[s
     """Everything the report shows, JSON-ready (see the module docstring)."""
     opts = opts or ReportOptions()
     group_expr(opts.by)  # validates --by before any work
-    exps = _experiments(store, opts.experiment)
+    exps = experiment_catalog(store)
+    if opts.experiment:
+        wanted = set(opts.experiment)
+        exps = [e for e in exps if e["experiment_id"] in wanted]
     notes: list[str] = []
     if opts.experiment and not exps:
         raise ValueError("no experiment matches " + ", ".join(opts.experiment))
     ids = [e["experiment_id"] for e in exps] if opts.experiment else None
     benches: dict[str, list[dict[str, Any]]] = {}
     for e in exps:
-        benches.setdefault(e["bench"], []).append(e)
+        benches.setdefault(e["benchmark"], []).append(e)
 
     def size(es: list[dict[str, Any]]) -> int | None:
-        ns = [int(e["subset_n_tasks"]) for e in es if e["subset_n_tasks"]]
+        ns = [int(e["planned_tasks"]) for e in es if e["planned_tasks"]]
         return max(ns) if ns else None
 
     page = leaderboard_result(store, opts.by, ids, opts.confidence)

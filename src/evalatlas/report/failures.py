@@ -16,7 +16,7 @@ from typing import Any
 
 from evalatlas.analysis.failures import CATEGORIES
 from evalatlas.compose.failures import failures
-from evalatlas.report.specs import CONFIG, SCHEMA_URL
+from evalatlas.report.theme import CONFIG, SCHEMA_URL
 from evalatlas.store.db import Store
 
 TEXT_LIMIT = 240

@@ -23,33 +23,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.json"
-"""Only an identifier: nothing is fetched from it (the runtime is inline)."""
-LABEL_LIMIT = 170
-"""Pixels an axis label may take before Vega cuts it with an ellipsis (full text in the
-tooltip and the table)."""
-
-INK = "#1f2328"
-ACCENT = "#1f5fa8"
-GOOD = "#1a7f37"
-BAD = "#b42318"
-MUTED = "#8c959f"
-MISSING = "#c3c8ce"
-"""Missing cells: a neutral grey, unlike both ends (red, green) and the cream middle."""
-NOT_SIG = "#e6e8eb"
-
-CONFIG = {
-    "font": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
-    "background": "#ffffff",
-    "view": {"stroke": None},
-    "axis": {"labelColor": INK, "titleColor": INK, "labelFontSize": 11,
-             "titleFontSize": 12, "gridColor": "#eaecef", "domainColor": MUTED,
-             "tickColor": MUTED, "labelLimit": LABEL_LIMIT},
-    "legend": {"labelColor": INK, "titleColor": INK, "labelFontSize": 11,
-               "titleFontSize": 12, "orient": "bottom", "direction": "horizontal",
-               "labelLimit": LABEL_LIMIT},
-    "title": {"color": INK},
-}
+from evalatlas.report.failures import failure_views
+from evalatlas.report.theme import (
+    ACCENT,
+    CONFIG,
+    GOOD,
+    INK,
+    MISSING,
+    MUTED,
+    NOT_SIG,
+    SCHEMA_URL,
+)
 
 
 def _base(height: Any = None, width: Any = "container") -> dict[str, Any]:
@@ -891,7 +875,6 @@ def all_views(data: dict[str, Any]) -> list[dict[str, Any]]:
     views += tier_views(data.get("tiers"), conf)
     views += speedup_views(data.get("speedups"), conf)
     views += framework_views(data.get("frameworks"))
-    from evalatlas.report.failures import failure_views  # it builds on this module
 
     views += failure_views(data.get("failures"))
     return views

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evalatlas.stats.bounded import check_confidence
+from evalatlas.stats.validation import check_confidence
 
 BootstrapMethod = Literal["BCa", "percentile", "basic"]
 

@@ -37,10 +37,12 @@ import numpy as np
 
 from evalatlas.stats.standard_errors import (
     _cluster_labels,
+    clustered_mean_interval,
     clustered_standard_error,
     standard_error_clt,
     t_quantile,
 )
+from evalatlas.stats.validation import check_confidence
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,6 @@ class BoundedInterval:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def check_confidence(confidence: float) -> None:
-    """ValueError unless ``0 < confidence < 1`` (0.95, not 95)."""
-    if not isinstance(confidence, int | float) or not 0 < confidence < 1:
-        raise ValueError(f"confidence must be a fraction in (0, 1), e.g. 0.95; got {confidence!r}")
 
 
 def wilson_effective_n(p: float, n_eff: float, z: float) -> tuple[float, float]:
@@ -185,8 +181,6 @@ def bounded_interval_from_totals(
     check_confidence(confidence)
     if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
         raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
-    from evalatlas.stats.standard_errors import clustered_mean_interval
-
     nc = np.asarray(counts, dtype=float).ravel()
     keep = nc > 0
     nc = nc[keep]

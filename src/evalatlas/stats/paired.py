@@ -14,8 +14,8 @@ from typing import Literal
 
 import numpy as np
 
-from evalatlas.stats.bounded import check_confidence
 from evalatlas.stats.standard_errors import t_quantile
+from evalatlas.stats.validation import check_confidence
 
 PairedTest = Literal["wilcoxon", "permutation", "t"]
 
