@@ -395,3 +395,13 @@ def test_the_sql_check_lets_prose_be(tmp_path: Path) -> None:
                  'X = 1\n"""SELECT x FROM y, said of X."""\n'
                  'def f():\n    """DELETE FROM a docstring."""\n    return "select the best"\n')
     assert _sql_outside_store(f) == []
+
+
+def test_compose_is_below_report_and_the_api() -> None:
+    """``compose`` (store -> rows -> analysis -> result) sits below everything that shows
+    a result: the report, the public API and the CLI call it, never the other way."""
+    above = {"report", "__init__", "api", "tools", "cli", "serve"}
+    bad = [f"{file}:{line}: {target}" for module, imports in GRAPH.items()
+           if _unit(module) == "compose"
+           for target, file, line in imports if _unit(target) in above]
+    assert not bad, bad
