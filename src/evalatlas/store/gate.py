@@ -8,33 +8,23 @@ benchmark and split (its groups) and timestamp (the order of the sequential test
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from evalatlas.store.db import Store
-from evalatlas.store.selection import id_filter
-from evalatlas.store.sides import Side, object_column
-
-
-def _floats(column: Any) -> np.ndarray:
-    return np.ma.filled(np.ma.asarray(column, dtype=float), np.nan)
+from evalatlas.store.sides import Side, float_column, object_column, side_episodes
 
 
 def load_gate_side(store: Store, side: Side) -> dict[str, np.ndarray]:
     """Per-episode arrays of one side, known outcomes only (an unknown outcome is not a
     failure): ``task``, ``benchmark`` and ``split`` (None when unrecorded), ``success``
-    (0/1), ``reward`` and ``timestamp`` (NaN when unrecorded)."""
-    where, params = id_filter(list(side.experiment_ids))
-    arr = store.query_arrays(
-        f"SELECT e.task_id, x.benchmark_name, e.split, e.success, e.reward, e.timestamp "
-        f"FROM episodes e LEFT JOIN experiments x USING (experiment_id) "
-        f"{where} AND e.success IS NOT NULL", params)
+    (0/1), ``reward`` and ``timestamp`` (NaN when unrecorded); read by the one side query
+    (:func:`evalatlas.store.sides.side_episodes`)."""
+    arr = side_episodes(store, side)
     return {
         "task": np.asarray(arr["task_id"], dtype=object),
         "benchmark": object_column(arr["benchmark_name"]),
         "split": object_column(arr["split"]),
         "success": np.asarray(arr["success"], dtype=float),
-        "reward": _floats(arr["reward"]),
-        "timestamp": _floats(arr["timestamp"]),
+        "reward": float_column(arr["reward"]),
+        "timestamp": float_column(arr["timestamp"]),
     }

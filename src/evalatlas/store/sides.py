@@ -74,29 +74,45 @@ def resolve(store: Store, selector: str) -> Side:
                 tuple(sorted(agent.members())))
 
 
-def load_side(store: Store, side: Side, score: str | None) -> dict[str, np.ndarray]:
-    """Per-episode arrays of one side (known outcomes only): task, attempt, success, score
-    (the named judge score, or reward when ``score`` is None) and cost."""
+def side_episodes(store: Store, side: Side, score: str | None = None) -> dict[str, Any]:
+    """The episodes of one side with a known outcome, as numpy columns (masked where
+    NULL): ``task_id``, ``attempt`` (-1 when unrecorded), ``seed``, ``success``,
+    ``score`` (the named judge score, or the reward when ``score`` is None), ``reward``,
+    ``cost_usd``, ``split``, ``timestamp`` and the experiment's ``benchmark_name``.
+
+    The one query behind both ``compare``'s sides (:func:`load_side`) and the gate's
+    (:func:`evalatlas.store.gate.load_gate_side`). An unknown outcome (null reward) is
+    not a failure, so such episodes are neither paired nor gated."""
     if score is not None and not SCORE_NAME.match(score):
         raise ValueError(f"invalid score name {score!r}")
     where, params = id_filter(list(side.experiment_ids))
     score_sql = (f"TRY_CAST(e.scores->>'$.\"{score}\"' AS DOUBLE)" if score
                  else "e.reward")
-    arr = store.query_arrays(
+    return store.query_arrays(
         f"SELECT e.task_id, coalesce(e.attempt, -1) AS attempt, e.seed, e.success, "
-        f"{score_sql} AS score, e.cost_usd FROM episodes e {where} "
-        # an unknown outcome (null reward) is not a failure: such episodes are not paired
-        f"AND e.success IS NOT NULL", params)
+        f"{score_sql} AS score, e.reward, e.cost_usd, e.split, e.timestamp, "
+        f"x.benchmark_name FROM episodes e LEFT JOIN experiments x USING (experiment_id) "
+        f"{where} AND e.success IS NOT NULL", params)
+
+
+def load_side(store: Store, side: Side, score: str | None) -> dict[str, np.ndarray]:
+    """Per-episode arrays of one side (known outcomes only): task, attempt, seed,
+    success, score (the named judge score, or reward when ``score`` is None) and cost."""
+    arr = side_episodes(store, side, score)
     return {
         "task": np.asarray(arr["task_id"], dtype=object),
         "attempt": np.asarray(arr["attempt"], dtype=np.int64),
         # an explicit seed is what pairs attempts of two sides (None: no seed)
         "seed": object_column(arr["seed"]),
         "success": np.asarray(arr["success"], dtype=float),
-        "score": np.ma.filled(np.ma.asarray(arr["score"], dtype=float), np.nan),
-        "cost": np.ma.filled(np.ma.asarray(arr["cost_usd"], dtype=float), np.nan),
+        "score": float_column(arr["score"]),
+        "cost": float_column(arr["cost_usd"]),
     }
 
+
+def float_column(column: Any) -> np.ndarray:
+    """A possibly masked numpy column as floats with NaN where it was NULL."""
+    return np.ma.filled(np.ma.asarray(column, dtype=float), np.nan)
 
 
 def object_column(column: Any) -> np.ndarray:
