@@ -158,6 +158,21 @@ def test_stored_atlas_fit_orders_the_heatmap(demo: Path, tmp_path: Path) -> None
     assert any(v["id"] == "s0-ability" for v in all_views(data))
 
 
+def test_no_pass_hat_k_for_a_group_of_several_agents(demo: Path) -> None:
+    """pass^k is defined over one agent's attempts: a benchmark row pooling three agents
+    has none in the report, as in ``evalatlas summary --by benchmark`` (the report used
+    to compute its own, pooled over the agents)."""
+    from evalatlas.report.specs import leaderboard_view
+
+    with Store(demo, read_only=True) as store:
+        data = build_report_data(store, ReportOptions(by="benchmark"))
+    rows = leaderboard_view(data["sections"][0], 0.95)["rows"]
+    assert rows and not any(k.startswith("pass_hat_") for r in rows for k in r)
+    summary = data["sections"][0]["leaderboard"][0]["summary"]
+    assert summary["pass_hat_k"] == {}
+    assert "3 agents in this group" in summary["pass_at_k_note"]
+
+
 def test_leaderboard_pass_hat_k(data: dict) -> None:
     """pass^2 with 3 attempts per task: mean over tasks of C(c, 2) / C(3, 2)."""
     from evalatlas.report.specs import leaderboard_view

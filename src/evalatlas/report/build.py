@@ -35,7 +35,6 @@ from evalatlas.compose.frameworks import framework_data_of
 from evalatlas.compose.speedups import speedups_of
 from evalatlas.compose.summary import summary_of
 from evalatlas.compose.tiers import tiers_of
-from evalatlas.metrics.outcomes import default_k_values, pass_hat_k
 from evalatlas.metrics.pareto import pareto_frontier
 from evalatlas.report.decision import decision_summary
 from evalatlas.report.failures import failures_data
@@ -513,7 +512,6 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
                                                                "notes": []}
     board = []
     label_of = dict(zip(cells.keys, cells.labels, strict=True))
-    index_of = {k: i for i, k in enumerate(cells.keys)}
     for r in rows:
         k = r.get("agent_id") if by == "agent" else r.get(by)
         shown = label_of.get(str(k)) or display_name(r[by])
@@ -535,8 +533,6 @@ def _section(store: Store, sid: str, title: str, benchmark: str | None,
             "cost_per_success_ci_low": r.get("cost_per_success_ci_low"),
             "cost_per_success_ci_high": r.get("cost_per_success_ci_high"),
             "cost_per_success_inf": cps == "inf",
-            "pass_hat_k": None if r.get("pass_hat_k")
-            else _pass_hat(cells, index_of.get(pair_key)),
         })
     if tasks_views:
         _mark_ties(board, pairs)
@@ -584,24 +580,6 @@ def _coverage(row: dict[str, Any], size: int | None) -> float | None:
     if size:
         shares.append(row["tasks"] / size)
     return min(shares) if shares else None
-
-
-def _pass_hat(cells: _Cells, i: int | None) -> dict[str, float | None] | None:
-    """pass^k (tau-bench: all k draws of a task succeed) per k of ``default_k_values``,
-    averaged over the tasks with at least k known attempts, for row ``i`` of ``cells``;
-    None with one attempt."""
-    if i is None:
-        return None
-    n, c = cells.known[i], cells.succ[i]
-    ran = n > 0
-    if not ran.any():
-        return None
-    out: dict[str, float | None] = {}
-    for k in default_k_values(int(n[ran].min())):
-        vals = [pass_hat_k(int(nn), int(cc), k) for nn, cc in zip(n, c, strict=True)
-                if nn >= k]
-        out[str(k)] = float(np.mean(vals)) if vals else None
-    return out or None
 
 
 TIED_NAMES = 8

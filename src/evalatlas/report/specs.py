@@ -112,9 +112,10 @@ def leaderboard_rows(section: dict[str, Any]) -> list[dict[str, Any]]:
             row[f"pass_at_{k}"] = v.get("value")
             row[f"pass_at_{k}_ci_low"] = v.get("ci_low")
             row[f"pass_at_{k}_ci_high"] = v.get("ci_high")
-        hats = s.get("pass_hat_k") or b.get("pass_hat_k") or {}  # the summary's if it has
-        for k, v in hats.items():
-            row[f"pass_hat_{k}"] = v.get("value") if isinstance(v, dict) else v
+        # the summary's pass^k (none for a group of several agents: it is defined over
+        # one agent's attempts)
+        for k, v in (s.get("pass_hat_k") or {}).items():
+            row[f"pass_hat_{k}"] = v.get("value")
         row["cost_per_episode"] = b["cost_per_episode"]
         row["cost_ci_low"] = b["cost_ci_low"]
         row["cost_ci_high"] = b["cost_ci_high"]
