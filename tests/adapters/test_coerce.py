@@ -272,6 +272,7 @@ OTHER_TABLES = {
     "fc-website": "CSV cells, numeric strings documented: test_csv_cells_follow_the_rule",
     "swebench-pro-docent": "CSV cells: test_docent_turns_follow_the_rule",
     "swebench-pro": "the Docent CSV (as above) beside eval_results.json's id lists",
+    "asv": "timing samples: test_asv_samples_follow_the_rule",
 }
 
 EXEMPT = {
@@ -280,8 +281,6 @@ EXEMPT = {
     "evalatlas-parquet": "evalatlas's own export: typed Parquet columns written by the store",
     "framework-report": "a Markdown report: every cell is text by format; percentages and"
                         " dollar amounts are parsed as documented there",
-    "asv": "timing samples: a non-number or NaN sample is dropped and counted"
-           " (dropped_nan_samples), an infinite or negative one invalidates the benchmark",
 }
 
 
@@ -381,3 +380,21 @@ def test_docent_turns_follow_the_rule(tmp_path, cell, expected):
         assert eps["i1"].extra["coercion_notes"] == {"metadata.turns": what}
     else:
         assert eps["i1"].n_agent_steps == what
+
+
+@pytest.mark.parametrize("sample,expected", [
+    (1.5, ([1.5], 0, None)), (2, ([2.0], 0, None)),
+    (float("nan"), ([], 1, None)), (None, ([], 1, None)),  # a failed repeat: dropped
+    (True, ([], 1, None)), ("1.5", ([], 1, None)), ("NaN", ([], 1, None)),  # not samples
+    (float("inf"), (None, 0, "infinite timing sample")),
+    (-1.0, ([-1.0], 0, "negative timing sample")),
+], ids=repr)
+def test_asv_samples_follow_the_rule(sample, expected):
+    """ASV timing samples: the rule decides what is a number; a refused or missing sample
+    is dropped and counted, an infinite or negative one invalidates the benchmark."""
+    from evalatlas.adapters.asv import _clean
+
+    problems: list[Problem] = []
+    vals, dropped, reason = _clean([sample], "r.json", "a:m", "m.f", problems)
+    assert (vals, dropped, reason) == expected
+    assert [p.reason for p in problems] == ([reason] if reason else [])

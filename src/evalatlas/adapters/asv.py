@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item
+from evalatlas.adapters.coerce import Refused, number
 from evalatlas.adapters.fc_records import (
     AgentTrial,
     BenchmarkResult,
@@ -212,16 +213,18 @@ def _clean(samples: list[Any] | None, where: str, label: str, name: str,
     vals: list[float] = []
     dropped = 0
     for v in samples:
-        if isinstance(v, int | float) and not isinstance(v, bool):
-            if math.isnan(v):
-                dropped += 1
-            elif math.isinf(v):
-                problems.append(Problem(where, "infinite timing sample", field=name,
-                                        record=label))
-                return None, dropped, "infinite timing sample"
-            else:
-                vals.append(float(v))
-        else:
+        try:  # the one coercion rule (adapters/coerce.py): a finite JSON number
+            c = number(v)
+        except Refused:  # a boolean, a string, a list: not a sample
+            dropped += 1
+            continue
+        if c.value is not None:
+            vals.append(c.value)
+        elif isinstance(v, float) and math.isinf(v):
+            problems.append(Problem(where, "infinite timing sample", field=name,
+                                    record=label))
+            return None, dropped, "infinite timing sample"
+        else:  # null, NaN (or the string "NaN"): a failed repeat
             dropped += 1
     if any(v < 0 for v in vals):
         problems.append(Problem(where, "negative timing sample", field=name, record=label))
