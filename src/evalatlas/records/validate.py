@@ -7,7 +7,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from evalatlas.errors import InputError, UnsafeIdError
-from evalatlas.records.models import Record
+from evalatlas.records.models import EpisodeRecord, Record
+from evalatlas.records.strict import strict_episode
 
 R = TypeVar("R", bound=Record)
 
@@ -52,6 +53,10 @@ def parse_record(
             line=line,
             record=record,
         )
+    if model is EpisodeRecord:  # data already in strict form: built without validation
+        built = strict_episode(data)
+        if built is not None:
+            return built  # type: ignore[return-value]
     if record is None:
         rid = data.get("trajectory_id") or data.get("experiment_id") or data.get("evaluation_id")
         record = rid if isinstance(rid, str) else None
