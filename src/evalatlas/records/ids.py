@@ -72,8 +72,8 @@ def check_safe_id(value: str, what: str = "trajectory_id") -> str:
     ``.archived_`` marker cube-harness uses for retried attempts (such an id would be
     skipped on load).
     """
-    if (type(value) is str and len(value) <= 63 and _UNSAFE.search(value) is None
-            and value not in ("", ".")):
+    if (type(value) is str and _UNSAFE.search(value) is None and value not in ("", ".")
+            and (len(value) <= 63 or len(value.encode("utf-8")) <= 255)):
         return value  # the common case in one scan (63 characters are <= 255 bytes)
     if not isinstance(value, str) or value == "":
         raise UnsafeIdError(f"{what} must be a non-empty string, got {value!r}")

@@ -178,23 +178,58 @@ def _build(model: type[Any], values: dict[str, Any], fields_set: set[str]) -> An
     return obj
 
 
+def _templates(model: type[Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """(every field with its immutable default, in declaration order; the fields whose
+    default comes from a factory, made afresh per record)."""
+    values: dict[str, Any] = {}
+    fresh = []
+    for name, (default, factory) in _defaults(model).items():
+        values[name] = None if factory is not None else default
+        if factory is not None:
+            fresh.append(name)
+    return values, tuple(fresh)
+
+
+_USAGE_TEMPLATE, _USAGE_FRESH = _templates(UsageSummary)
+_EPISODE_TEMPLATE, _EPISODE_FRESH = _templates(EpisodeRecord)
+assert not _USAGE_FRESH and set(_EPISODE_FRESH) == {"tool_names", "usage", "scores", "extra"}
+
+
+def _fields(data: dict[str, Any], specs: dict[str, tuple[str, bool, float | None]],
+            values: dict[str, Any]) -> bool:
+    """Put the validated value of each key of ``data`` into ``values``; False when a key
+    is not a field or a value is not in strict form."""
+    for key, v in data.items():
+        spec = specs.get(key)
+        if spec is None:  # an alias, a _type key or an unknown field: validation decides
+            return False
+        kind, nullable, ge = spec
+        if v is None:
+            if not nullable:
+                return False
+            values[key] = None
+        elif kind == "str":  # the common cases inline
+            if type(v) is not str:
+                return False
+            values[key] = v
+        elif kind == "int":
+            if type(v) is not int or (ge is not None and v < ge):
+                return False
+            values[key] = v
+        else:
+            got = _value(kind, nullable, ge, v)
+            if got is _MISSING:
+                return False
+            values[key] = got
+    return True
+
+
 def _usage(data: dict[str, Any]) -> UsageSummary | object:
     """A UsageSummary from strict data (its ``_derive``: the total when absent, a reported
     cost's source), or _MISSING."""
-    for key in data:
-        if key not in _USAGE:  # an alias, a _type key or an unknown field
-            return _MISSING
-    values: dict[str, Any] = {}
-    for name, (default, factory) in _USAGE_DEFAULTS.items():
-        v = data.get(name, _MISSING)
-        if v is _MISSING:
-            values[name] = factory() if factory is not None else default
-            continue
-        kind, nullable, ge = _USAGE[name]
-        got = _value(kind, nullable, ge, v)
-        if got is _MISSING:
-            return _MISSING
-        values[name] = got
+    values = _USAGE_TEMPLATE.copy()
+    if data and not _fields(data, _USAGE, values):
+        return _MISSING
     source = values["cost_source"]
     if source is not None and _COST_SOURCE.fullmatch(source) is None:
         return _MISSING
@@ -213,25 +248,16 @@ def strict_episode(data: dict[str, Any]) -> EpisodeRecord | None:
     """The EpisodeRecord ``EpisodeRecord.model_validate(data)`` returns, built without
     validation, when every key of ``data`` is a contract field and every value is
     already of the field's type (see the module docstring); else None (validate it)."""
-    for key in data:
-        if key not in _EPISODE:
-            return None
     if not _REQUIRED.issubset(data):
         return None
-    values: dict[str, Any] = {}
-    for name, (default, factory) in _EPISODE_DEFAULTS.items():
-        v = data.get(name, _MISSING)
-        if v is _MISSING:
-            if factory is UsageSummary:  # UsageSummary() without validating it
-                values[name] = _usage({})
-            else:
-                values[name] = factory() if factory is not None else default
-            continue
-        kind, nullable, ge = _EPISODE[name]
-        got = _value(kind, nullable, ge, v)
-        if got is _MISSING:
-            return None
-        values[name] = got
+    values = _EPISODE_TEMPLATE.copy()
+    values["tool_names"] = []
+    values["scores"] = {}
+    values["extra"] = {}
+    if not _fields(data, _EPISODE, values):
+        return None
+    if "usage" not in data:  # UsageSummary() without validating it
+        values["usage"] = _usage({})
     fields_set = set(data)
     # EpisodeRecord's validators, in their order: the outcome's source and success
     # (before), the safe id, outcome_source's form, format_version, the invariant

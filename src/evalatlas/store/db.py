@@ -28,7 +28,13 @@ from evalatlas import interrupts
 from evalatlas.errors import Problem, StoreError
 from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.costs import complete_batch
-from evalatlas.store.redaction import column_types, redact_rows
+from evalatlas.store.redaction import (
+    column_types,
+    redact_flagged,
+    redact_rows,
+    redaction_functions,
+    row_gate,
+)
 from evalatlas.store.schema import (
     DDL,
     EPISODE_COLUMNS,
@@ -263,6 +269,10 @@ class Store:
         return int(self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
 
     # -- writing --------------------------------------------------------------
+    def arrow_schema(self, table: str, columns: list[str]) -> pa.Schema:
+        """The Arrow schema of ``table``'s ``columns`` (the store's column types)."""
+        return self._schema(table, columns)
+
     def _schema(self, table: str, columns: list[str]) -> pa.Schema:
         import pyarrow as pa
 
@@ -292,6 +302,53 @@ class Store:
         tbl = pa.Table.from_arrays(arrays, schema=schema)
         name = f"_evalatlas_{table}_batch"
         self.con.register(name, tbl)
+        try:
+            self.upsert_from(table, name)
+        finally:
+            self.con.unregister(name)
+
+    def insert_table(self, table: str, rows: pa.Table) -> None:
+        """Upsert an Arrow table of ``table``'s columns (the columnar path,
+        :mod:`evalatlas.store.columnar`), its text cells redacted in DuckDB: one scan per
+        row (:func:`~evalatlas.store.redaction.row_gate`) finds the rows that may hold a
+        credential, and only those are staged and redacted
+        (:func:`~evalatlas.store.redaction.redact_flagged`), as the fast JSONL path does;
+        the others are inserted as they are. Call inside a transaction."""
+        if rows.num_rows == 0:
+            return
+        name = f"_evalatlas_{table}_arrow"
+        types = self._types(table)
+        self.con.register(name, rows)
+        try:  # the gate is never NULL (concat_ws skips NULL cells)
+            flags = self.con.execute(f"SELECT {row_gate(table, types)} AS f FROM {name}"
+                                     ).fetchnumpy()["f"]
+        finally:
+            self.con.unregister(name)
+        if not flags.any():
+            self._upsert_arrow(table, rows)
+            return
+        import pyarrow as pa
+
+        self._upsert_arrow(table, rows.filter(pa.array(~flags)))
+        stage = f"_evalatlas_{table}_stage"
+        self.con.register(name, rows.filter(pa.array(flags)))
+        try:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {stage} AS "
+                             f"SELECT *, true AS _flag FROM {name}")
+        finally:
+            self.con.unregister(name)
+        try:
+            with redaction_functions(self.con):
+                redact_flagged(self.con, stage, types, "_flag", table=table)
+            self.upsert_from(table, f"(SELECT * EXCLUDE (_flag) FROM {stage})")
+        finally:
+            self.con.execute(f"DROP TABLE IF EXISTS {stage}")
+
+    def _upsert_arrow(self, table: str, rows: pa.Table) -> None:
+        if rows.num_rows == 0:
+            return
+        name = f"_evalatlas_{table}_arrow"
+        self.con.register(name, rows)
         try:
             self.upsert_from(table, name)
         finally:
@@ -344,7 +401,7 @@ class Store:
         *,
         batch_id: int,
         experiments: list[tuple],
-        episodes: list[tuple],
+        episodes: list[tuple] | pa.Table,
         measurements: list[tuple],
         problems: list[Problem],
         sources: list[str],
@@ -355,7 +412,8 @@ class Store:
 
         ``requarantine``: sources being (re-)read from the start in this batch; their old
         quarantine rows (the source itself or files under it) are dropped first, so a file
-        fixed and ingested again no longer shows its old problems.
+        fixed and ingested again no longer shows its old problems. ``episodes``: row
+        tuples, or an Arrow table of the episodes table's columns (the columnar path).
         """
         now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
         qrows = [
@@ -367,14 +425,18 @@ class Store:
         try:
             self.clear_quarantine(requarantine or [])
             self._insert("experiments", EXPERIMENT_COLUMNS, experiments)
-            self._insert("episodes", EPISODE_COLUMNS, episodes)
+            if isinstance(episodes, list):
+                self._insert("episodes", EPISODE_COLUMNS, episodes)
+            else:
+                self.insert_table("episodes", episodes)
             self._insert("measurements", MEASUREMENT_COLUMNS, measurements)
             self._insert("quarantine", QUARANTINE_COLUMNS, qrows)
             complete_batch(self, batch_id, [r[0] for r in experiments])
             self.con.execute(
                 "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [batch_id, started_at.replace(tzinfo=None), now, len(experiments),
-                 len(episodes), len(measurements), len(qrows), sources],
+                 len(episodes) if isinstance(episodes, list) else episodes.num_rows,
+                 len(measurements), len(qrows), sources],
             )
             self.con.execute("COMMIT")
         except BaseException as exc:

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -32,7 +33,8 @@ from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measuremen
 from evalatlas.records.overrides import Overrides, apply_overrides
 from evalatlas.records.redact import redact_text
 from evalatlas.safe_write import errno_in_text, reason
-from evalatlas.store.db import Store
+from evalatlas.store.columnar import arrow_table, batch_problems, without_rows
+from evalatlas.store.db import SMALL_BATCH, Store
 from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, GroupLost, NotClean, Prepared
 from evalatlas.store.rows import (
     declared_reward_range,
@@ -41,8 +43,11 @@ from evalatlas.store.rows import (
     measurement_row,
     row_problem,
 )
-from evalatlas.store.schema import EXPERIMENT_COLUMNS
+from evalatlas.store.schema import EPISODE_COLUMNS, EXPERIMENT_COLUMNS
 from evalatlas.walk import Skipped
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 DEFAULT_BATCH_SIZE = 50_000
 
@@ -103,6 +108,10 @@ class _Batch:
         self.store = store
         self.experiments: dict[str, tuple] = {}
         self.episodes: dict[tuple[str, str], tuple] = {}
+        """Episode rows by key (the last occurrence wins); checked column by column when
+        the batch is written (:meth:`episode_rows`). Rows, not records: a batch holds
+        one object per episode, not a dozen for the cyclic collector to scan."""
+        self.lines: dict[tuple[str, str], int] = {}
         self.measurements: dict[tuple[str, str, str], tuple] = {}
         self.problems: list[Problem] = []
         self.sources: list[str] = []
@@ -130,16 +139,44 @@ class _Batch:
         return (len(self.experiments) + len(self.episodes) + len(self.measurements)
                 + len(self.problems))
 
+    def episode_rows(self, report: IngestReport) -> list[tuple] | pa.Table:
+        """The batch's episodes as rows for :meth:`Store.write_batch`: one Arrow table
+        (the columnar path, :mod:`evalatlas.store.columnar`) or, for a few rows, tuples
+        (Arrow's conversion imports pandas, a second a small ingest need not pay). A
+        row a value of which its column cannot hold is quarantined here, by file, line,
+        record, field and reason, and left out; the other rows are written."""
+        if not self.episodes:
+            return []
+        keys = list(self.episodes)
+        columns = dict(zip(EPISODE_COLUMNS, map(list, zip(*self.episodes.values(), strict=True)),
+                           strict=True))
+        if len(keys) > SMALL_BATCH:
+            table = arrow_table(self.store.arrow_schema("episodes", EPISODE_COLUMNS),
+                                columns)
+            if table is not None:
+                return table
+        bad = batch_problems("episodes", columns)
+        for i, (field_, why) in sorted(bad.items()):
+            p = Problem(columns["source_file"][i], why, field=field_,
+                        line=self.lines.get(keys[i]), record=keys[i][1])
+            self.problems.append(p)
+            report.add_problem(p)
+            report.episodes -= 1
+        if bad:
+            columns = without_rows(columns, set(bad))
+        return list(zip(*columns.values(), strict=True)) if bad else list(self.episodes.values())
+
     def flush(self, report: IngestReport) -> None:
         if self.size == 0:
             if self.requarantine:  # nothing to write, but old problems to forget
                 self.store.clear_quarantine(self.requarantine)
                 self.requarantine.clear()
             return
+        episodes = self.episode_rows(report)
         self.store.write_batch(
             batch_id=self.batch_id,
             experiments=list(self.experiments.values()),
-            episodes=list(self.episodes.values()),
+            episodes=episodes,
             measurements=list(self.measurements.values()),
             problems=self.problems,
             sources=self.sources,
@@ -149,6 +186,7 @@ class _Batch:
         report.batches += 1
         self.experiments.clear()
         self.episodes.clear()
+        self.lines.clear()
         self.measurements.clear()
         self.problems.clear()
         self.requarantine.clear()
@@ -160,19 +198,24 @@ class _Batch:
 def _add_record(batch: _Batch, report: IngestReport,
                 item: EpisodeRecord | ExperimentRecord | Measurement, source: str,
                 line: int | None = None) -> None:
-    """Flatten one record into the batch, or quarantine it when a value cannot be
-    stored (see :func:`evalatlas.store.rows.row_problem`) or its reward lies outside the
-    benchmark's range; the other records of the batch are unaffected."""
+    """Add one record to the batch, or quarantine it when its reward lies outside the
+    benchmark's range or (experiments, measurements) a value cannot be stored (see
+    :func:`evalatlas.store.rows.row_problem`); the other records of the batch are
+    unaffected. An episode is flattened with the batch's other episodes when the batch
+    is written (:meth:`_Batch.episode_rows`, which quarantines a value its column cannot
+    hold)."""
+    bad = None
     if isinstance(item, EpisodeRecord):
         row = episode_row(item, source, batch.batch_id)
-        table, rid = "episodes", item.trajectory_id
+        rid = item.trajectory_id
     elif isinstance(item, ExperimentRecord):
         row = experiment_row(item, source, batch.batch_id)
-        table, rid = "experiments", item.experiment_id
+        rid = item.experiment_id
+        bad = row_problem("experiments", row)
     else:
         row = measurement_row(item, source, batch.batch_id)
-        table, rid = "measurements", item.trajectory_id
-    bad = row_problem(table, row)
+        rid = item.trajectory_id
+        bad = row_problem("measurements", row)
     if bad is None and isinstance(item, EpisodeRecord) and item.reward is not None:
         lo, hi = batch.reward_range(item.experiment_id)
         if not lo <= item.reward <= hi:
@@ -185,7 +228,12 @@ def _add_record(batch: _Batch, report: IngestReport,
         report.add_problem(p)
         return
     if isinstance(item, EpisodeRecord):
-        batch.episodes[(item.experiment_id, item.trajectory_id)] = row
+        key = (item.experiment_id, item.trajectory_id)
+        batch.episodes[key] = row
+        if line is not None:
+            batch.lines[key] = line
+        else:
+            batch.lines.pop(key, None)
         report.episodes += 1
     elif isinstance(item, ExperimentRecord):
         batch.experiments[item.experiment_id] = row

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
@@ -107,8 +108,12 @@ def column_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
 def redaction_functions(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """The redaction UDFs registered on ``con`` for the duration of the block (removed
     after, else DuckDB's bindings report leaked objects at exit)."""
-    con.create_function(_UDF_TEXT, redact_text, ["VARCHAR"], "VARCHAR")
-    con.create_function(_UDF_JSON, redact_json_text, ["VARCHAR"], "VARCHAR")
+    # memoised for the block: a batch repeats its texts (a task's description in every
+    # trial of it), and a text with credential-like words costs a regex pass per rule
+    con.create_function(_UDF_TEXT, lru_cache(maxsize=1024)(redact_text), ["VARCHAR"],
+                        "VARCHAR")
+    con.create_function(_UDF_JSON, lru_cache(maxsize=1024)(redact_json_text), ["VARCHAR"],
+                        "VARCHAR")
     con.create_function(_UDF_LIST, _redact_list, ["VARCHAR[]"], "VARCHAR[]")
     try:
         yield

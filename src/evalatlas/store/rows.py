@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from evalatlas.records.flat import episode_from_row, experiment_from_row, measurement_from_row
-from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
-from evalatlas.store.schema import FLATTENED, column_types
+from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement, UsageSummary
+from evalatlas.store.schema import EPISODE_COLUMNS, FLATTENED, column_types
 
 
 def _j(value: Any) -> str | None:
@@ -19,11 +21,9 @@ def _j(value: Any) -> str | None:
         value = value.model_dump(mode="json")
     return json.dumps(value, allow_nan=False, ensure_ascii=False)
 
-
 # rows -> records lives in records/flat.py (adapters read evalatlas's Parquet export too)
 __all__ = ["episode_from_row", "episode_row", "experiment_from_row", "experiment_row",
            "measurement_from_row", "measurement_row"]
-
 
 def experiment_row(exp: ExperimentRecord, source: str | None, batch: int) -> tuple:
     a = exp.agent
@@ -37,24 +37,80 @@ def experiment_row(exp: ExperimentRecord, source: str | None, batch: int) -> tup
         else None, exp.format_version,
     )
 
+def _episode_cells() -> tuple[tuple[str, str, str], ...]:
+    """Each episodes column (in order) and where its value comes from, read off the
+    schema (:data:`~evalatlas.store.schema.FLATTENED`, the column types): ``u`` a usage
+    field, ``j`` a field as JSON text, ``e`` the field of the column's name, ``s`` the
+    source file, ``b`` the batch. ``llm_model`` starts as the usage model and the batch's
+    completion step (:mod:`evalatlas.store.costs`) fills the agent's model otherwise."""
+    usage = {column: path.split(".", 1)[1] for path, column in FLATTENED["episodes"].items()}
+    types = column_types("episodes")
+    cells = []
+    for column in EPISODE_COLUMNS:
+        if column in usage:
+            cells.append((column, "u", usage[column]))
+        elif column == "llm_model":
+            cells.append((column, "u", "model"))
+        elif column in ("source_file", "ingest_batch"):
+            cells.append((column, "s" if column == "source_file" else "b", ""))
+        elif types[column] == "JSON":
+            cells.append((column, "j", column))
+        else:
+            cells.append((column, "e", column))
+    return tuple(cells)
+
+
+_EPISODE_CELLS = _episode_cells()
+
+
+def _cell(v: Any) -> str | None:
+    """:func:`_j` of a JSON field's value: an empty dict and a usage summary without the
+    model_dump round trip (the same text: a usage's fields are all scalars)."""
+    if v is None:
+        return None
+    if type(v) is dict:
+        return json.dumps(v, allow_nan=False, ensure_ascii=False) if v else "{}"
+    if type(v) is UsageSummary:
+        return json.dumps(v.__dict__, allow_nan=False, ensure_ascii=False)
+    return _j(v)
+
+def _getter(names: list[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    if len(names) == 1:
+        name = names[0]
+        return lambda d: (d[name],)
+    return itemgetter(*names)
+
+def _runs() -> list[tuple[str, Callable[[dict[str, Any]], tuple[Any, ...]]]]:
+    """:data:`_EPISODE_CELLS` as runs of neighbouring cells of one kind, each read with
+    one getter (a row is a handful of C calls, not 45 Python steps)."""
+    runs: list[tuple[str, list[str]]] = []
+    for _, where, name in _EPISODE_CELLS:
+        if runs and runs[-1][0] == where and where in "euj":
+            runs[-1][1].append(name)
+        else:
+            runs.append((where, [name]))
+    return [(where, _getter(names)) for where, names in runs]
+
+_RUNS = _runs()
 
 def episode_row(ep: EpisodeRecord, source: str | None, batch: int) -> tuple:
-    """The episodes-table row; ``llm_model`` starts as the usage model and the batch's
-    completion step (:mod:`evalatlas.store.costs`) fills the agent's model otherwise."""
-    u = ep.usage
-    return (
-        ep.experiment_id, ep.trajectory_id, ep.task_id, ep.task_version_hash, ep.attempt,
-        ep.seed, ep.split, ep.task_description, list(ep.tool_names), ep.success, ep.reward,
-        ep.status, ep.error_type, ep.error_message, ep.n_steps, ep.n_agent_steps,
-        ep.n_env_steps, ep.wall_time_s, ep.timestamp, u.prompt_tokens, u.completion_tokens,
-        u.total_tokens, u.cached_tokens, u.cache_creation_tokens, u.reasoning_tokens,
-        u.total_cost_usd, u.cost_source, u.n_llm_calls, u.model, u.model,
-        _j(ep.judge_usage), _j(ep.scores), ep.input_text, ep.output_text, ep.expected_text,
-        ep.retrieved_sources, ep.expected_sources, _j(ep.verifier), _j(ep.findings),
-        _j(ep.investigation_metadata), _j(ep.extra), source, batch, ep.format_version,
-        ep.outcome_source,
-    )
-
+    """The episodes-table row of one episode: the one flattening (:data:`_EPISODE_CELLS`).
+    ``tool_names`` is the record's list itself (rows are not modified)."""
+    d = ep.__dict__
+    u = d["usage"].__dict__
+    out: list[Any] = []
+    for where, get in _RUNS:
+        if where == "e":
+            out.extend(get(d))
+        elif where == "u":
+            out.extend(get(u))
+        elif where == "j":
+            out.extend(map(_cell, get(d)))
+        elif where == "s":
+            out.append(source)
+        else:
+            out.append(batch)
+    return tuple(out)
 
 def measurement_row(m: Measurement, source: str | None, batch: int) -> tuple:
     return (
@@ -65,7 +121,6 @@ def measurement_row(m: Measurement, source: str | None, batch: int) -> tuple:
         m.format_version,
     )
 
-
 # -- checks before a batch is written ------------------------------------------------
 # Why: a value the column cannot hold (an integer of 2**63 in a BIGINT, a lone surrogate
 # in a string Arrow must encode as UTF-8) used to raise inside the Arrow/DuckDB write and
@@ -75,15 +130,12 @@ def measurement_row(m: Measurement, source: str | None, batch: int) -> tuple:
 _INT_RANGES = {"BIGINT": (-(2**63), 2**63 - 1), "INTEGER": (-(2**31), 2**31 - 1)}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
-
 def _field_names(table: str) -> dict[str, str]:
     """Column -> the record field it holds, where the two names differ."""
     return {column: path for path, column in FLATTENED[table].items()}
 
-
 _TYPES: dict[str, list[tuple[str, str]]] = {}
 _NAMES: dict[str, dict[str, str]] = {}
-
 
 def _string_problem(value: str) -> str | None:
     m = _SURROGATE.search(value)
@@ -91,7 +143,6 @@ def _string_problem(value: str) -> str | None:
         return None
     return (f"lone surrogate \\u{ord(m.group()):04x} at character {m.start()} is not valid "
             "Unicode (it cannot be stored as UTF-8)")
-
 
 def row_problem(table: str, row: tuple) -> tuple[str, str] | None:
     """(field, reason) for the first value of ``row`` its column cannot hold, else None.
@@ -122,9 +173,7 @@ def row_problem(table: str, row: tuple) -> tuple[str, str] | None:
             return _NAMES[table].get(col, col), problem
     return None
 
-
 DEFAULT_REWARD_RANGE = (0.0, 1.0)
-
 
 def declared_reward_range(extra_json: str | None) -> tuple[float, float]:
     """An experiment's reward range: ``extra.reward_range = [lo, hi]`` if it declares

@@ -1,0 +1,58 @@
+"""The columnar write path: a batch of records as one Arrow table, checked column by column.
+
+Why: every adapter's episodes used to become one row tuple each, checked value by value
+(:func:`~evalatlas.store.rows.row_problem`) and redacted cell by cell in Python
+(:func:`~evalatlas.store.redaction.redact_rows`) before Arrow saw them; for 10,000
+SWE-bench instances that was two thirds of the ingest. Here a batch's rows (each
+flattened as its record arrives, :func:`~evalatlas.store.rows.episode_row`, so a batch
+holds one object per episode) are turned into columns, and each column becomes an Arrow
+array of the store's type in one call,
+whose conversion is the check: an integer its column cannot hold or a lone surrogate
+(no UTF-8 for it) fails the column's conversion. Only then are the batch's rows checked
+one by one (:func:`batch_problems`, the same :func:`~evalatlas.store.rows.row_problem`
+as before), so a bad record is quarantined with the same field and reason and its
+neighbours are stored. Redaction runs in DuckDB on the written batch's staged rows
+(:meth:`evalatlas.store.db.Store.insert_table`: the fast path's one-scan gate, then only
+flagged rows through the redaction functions).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evalatlas.store.rows import row_problem
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def arrow_table(schema: pa.Schema, columns: dict[str, list[Any]]) -> pa.Table | None:
+    """``columns`` (name -> values, in ``schema``'s order) as an Arrow table of
+    ``schema``'s types, or None when some value does not convert (too large an integer
+    for its column, a lone surrogate in a string): then :func:`batch_problems` names it."""
+    import pyarrow as pa
+
+    try:
+        arrays = [pa.array(values, type=schema.field(i).type)
+                  for i, values in enumerate(columns.values())]
+    except (ValueError, OverflowError, TypeError, pa.ArrowException):
+        return None
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def batch_problems(table: str, columns: dict[str, list[Any]]) -> dict[int, tuple[str, str]]:
+    """Row index -> (field, reason) for each row of ``columns`` a value of which its
+    column cannot hold (:func:`~evalatlas.store.rows.row_problem`, row by row: only
+    called when the columnar conversion failed)."""
+    out = {}
+    for i, row in enumerate(zip(*columns.values(), strict=True)):
+        bad = row_problem(table, row)
+        if bad is not None:
+            out[i] = bad
+    return out
+
+
+def without_rows(columns: dict[str, list[Any]], drop: set[int]) -> dict[str, list[Any]]:
+    """``columns`` without the rows at the indexes ``drop``."""
+    return {name: [v for i, v in enumerate(values) if i not in drop]
+            for name, values in columns.items()}
