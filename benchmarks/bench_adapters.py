@@ -172,8 +172,8 @@ def main() -> int:
                 assert same, f"{name}: stored rows differ from the baseline's"
                 checked = "; stored rows equal to the baseline's"
             if name == "inspect":
-                checked += (f"; stored scores and tokens of {check_inspect(work / 'evalatlas.duckdb', src):,}"
-                            " samples equal samples_df()'s")
+                same_n = check_inspect(work / "evalatlas.duckdb", src)
+                checked += f"; stored scores and tokens of {same_n:,} samples equal samples_df()'s"
             load = os.getloadavg()
             print(f"\n{name}: {src} ({n:,} episodes), {args.runs} interleaved runs, load "
                   f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}{checked}")

@@ -26,7 +26,9 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from evalatlas.errors import UnsafeIdError
 from evalatlas.records.ids import check_safe_id
@@ -37,6 +39,7 @@ from evalatlas.records.models import (
     UsageSummary,
 )
 
+M = TypeVar("M", bound=BaseModel)
 _MISSING = object()
 _BIG = 2**53
 """Integers given for a float field beyond this go through validation (the conversion
@@ -141,7 +144,7 @@ def _value(kind: str, nullable: bool, ge: float | None, v: Any) -> Any:
     if kind == "scores":
         if t is not dict:
             return _MISSING
-        out = {}
+        out: dict[str, float | None] = {}
         for name, s in v.items():
             if type(name) is not str:
                 return _MISSING
@@ -167,10 +170,10 @@ def _value(kind: str, nullable: bool, ge: float | None, v: Any) -> Any:
     return _MISSING
 
 
-def _build(model: type[Any], values: dict[str, Any], fields_set: set[str]) -> Any:
+def _build(model: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
     """What pydantic's ``model_construct`` does for a complete set of validated field
     values in declaration order (without its per-field default bookkeeping)."""
-    obj = model.__new__(model)
+    obj = object.__new__(model)
     _setattr(obj, "__dict__", values)
     _setattr(obj, "__pydantic_fields_set__", fields_set)
     _setattr(obj, "__pydantic_extra__", None)

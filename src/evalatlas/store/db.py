@@ -341,8 +341,9 @@ class Store:
             with redaction_functions(self.con):
                 redact_flagged(self.con, stage, types, "_flag", table=table)
             self.upsert_from(table, f"(SELECT * EXCLUDE (_flag) FROM {stage})")
-        finally:
-            self.con.execute(f"DROP TABLE IF EXISTS {stage}")
+        finally:  # a failed statement aborted the transaction: its rollback drops it
+            with contextlib.suppress(duckdb.Error):
+                self.con.execute(f"DROP TABLE IF EXISTS {stage}")
 
     def _upsert_arrow(self, table: str, rows: pa.Table) -> None:
         if rows.num_rows == 0:

@@ -107,7 +107,14 @@ def column_types(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
 @contextmanager
 def redaction_functions(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """The redaction UDFs registered on ``con`` for the duration of the block (removed
-    after, else DuckDB's bindings report leaked objects at exit)."""
+    after, else DuckDB's bindings report leaked objects at exit). Reentrant: when they
+    are registered already (functions are the database's, whichever cursor registered
+    them: the fast JSONL path holds them while its exact-path chunks write batches),
+    the block uses them and leaves them to their owner."""
+    if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?",
+                   [_UDF_TEXT]).fetchall()[0][0]:
+        yield
+        return
     # memoised for the block: a batch repeats its texts (a task's description in every
     # trial of it), and a text with credential-like words costs a regex pass per rule
     con.create_function(_UDF_TEXT, lru_cache(maxsize=1024)(redact_text), ["VARCHAR"],
