@@ -13,8 +13,8 @@ cheaply: it never accepts what validation would reject, and the record it builds
 the validated one, field for field and in ``model_fields_set``
 (``tests/records/test_strict.py`` checks both on every fixture folder's episodes).
 
-What each field accepts is derived from the models' own declarations (annotations and
-``ge`` bounds in ``EpisodeRecord.model_fields``); the model's validators (the reward's
+What each field accepts is read off the contract (:mod:`evalatlas.records.spec`: JSON
+types, nullability, required keys, ``ge`` bounds, statuses); the model's validators (the reward's
 number check, ``success = reward > 0``, ``outcome_source``, the safe trajectory id, the
 usage derivations, ``format_version``) are applied by calling the same rules.
 """
@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import math
 import re
-import types
-import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from evalatlas.errors import UnsafeIdError
+from evalatlas.records import spec
 from evalatlas.records.ids import check_safe_id
 from evalatlas.records.models import (
     _OUTCOME_SOURCE,
@@ -38,6 +37,7 @@ from evalatlas.records.models import (
     EpisodeRecord,
     UsageSummary,
 )
+from evalatlas.records.spec import FieldSpec, RecordSpec
 
 M = TypeVar("M", bound=BaseModel)
 _MISSING = object()
@@ -47,57 +47,38 @@ could round)."""
 _setattr = object.__setattr__
 
 
-def _kind(annotation: Any) -> tuple[str, bool]:
-    """(kind, nullable) of a field annotation: str, int, float, bool, strlist, scores,
-    object, literal, usage; "other" for what only validation builds (verifier, findings)."""
-    nullable = False
-    args = typing.get_args(annotation)
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        rest = [a for a in args if a is not type(None)]
-        nullable = len(rest) < len(args)
-        annotation = rest[0] if len(rest) == 1 else annotation
-        args = typing.get_args(annotation)
-    origin = typing.get_origin(annotation)
-    if annotation is str:
-        return "str", nullable
-    if annotation is int:
-        return "int", nullable
-    if annotation is float:
-        return "float", nullable
-    if annotation is bool:
-        return "bool", nullable
-    if origin is typing.Literal:
-        return "literal", nullable
-    if origin is list and args == (str,):
-        return "strlist", nullable
-    if origin is dict and args[0] is str and args[1] is typing.Any:
-        return "object", nullable
-    if origin is dict and args[0] is str:
-        return "scores", nullable
-    if annotation is UsageSummary:
-        return "usage", nullable
-    return "other", nullable
+def _kind(f: FieldSpec) -> str:
+    """What :func:`_value` checks for a field: str, literal, int, float, bool, strlist
+    (an array of strings), usage (the nested UsageSummary), object (a map of any
+    values), scores (a map of numbers or null); "other" for what only validation builds
+    (verifier, findings)."""
+    if f.record is not None:
+        return "usage" if f.record.model is UsageSummary else "other"
+    if f.json_type == "string":
+        return "literal" if f.choices is not None else "str"
+    if f.json_type == "array":
+        return "strlist" if f.items == "string" else "other"
+    if f.json_type == "object":
+        if f.items is None:
+            return "object"
+        return "scores" if f.items == "number" and f.items_nullable else "other"
+    return {"integer": "int", "number": "float", "boolean": "bool"}.get(f.json_type or "",
+                                                                       "other")
 
 
-def _lower_bound(info: Any) -> float | None:
-    for meta in info.metadata:
-        ge = getattr(meta, "ge", None)
-        if ge is not None:
-            return float(ge)
-    return None
+def _specs(record: RecordSpec) -> dict[str, tuple[str, bool, float | None]]:
+    """Field -> (kind, nullable, inclusive lower bound), from the contract's spec."""
+    return {f.name: (_kind(f), f.nullable,
+                     None if f.minimum is None else float(f.minimum))
+            for f in record.fields}
 
 
-def _specs(model: type[Any]) -> dict[str, tuple[str, bool, float | None]]:
-    return {name: (*_kind(info.annotation), _lower_bound(info))
-            for name, info in model.model_fields.items()}
-
-
-_EPISODE = _specs(EpisodeRecord)
-_USAGE = _specs(UsageSummary)
-_STATUSES = frozenset(typing.get_args(EpisodeRecord.model_fields["status"].annotation))
-_REQUIRED = frozenset(n for n, i in EpisodeRecord.model_fields.items() if i.is_required())
+_EPISODE = _specs(spec.EPISODE)
+_USAGE = _specs(spec.EPISODE["usage"].record)  # type: ignore[arg-type]
+_STATUSES = frozenset(spec.EPISODE["status"].choices or ())
+_REQUIRED = frozenset(spec.EPISODE.required)
 _COST_SOURCE = re.compile(
-    UsageSummary.model_fields["cost_source"].metadata[0].pattern.strip("^$"))
+    (spec.EPISODE["usage"].record["cost_source"].pattern or "").strip("^$"))  # type: ignore[index]
 """The usage's cost_source pattern as a full match (Python's ``$`` would also accept a
 trailing newline, which pydantic's does not)."""
 
