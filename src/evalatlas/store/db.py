@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 import duckdb
+import numpy as np
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -320,8 +321,9 @@ class Store:
         types = self._types(table)
         self.con.register(name, rows)
         try:  # the gate is never NULL (concat_ws skips NULL cells)
-            flags = self.con.execute(f"SELECT {row_gate(table, types)} AS f FROM {name}"
-                                     ).fetchnumpy()["f"]
+            flags = np.asarray(self.con.execute(
+                f"SELECT {row_gate(table, types)} AS f FROM {name}").fetchnumpy()["f"],
+                dtype=bool)
         finally:
             self.con.unregister(name)
         if not flags.any():
