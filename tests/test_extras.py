@@ -24,7 +24,8 @@ def test_core_dependencies_are_small() -> None:
     assert any(d.startswith("krippendorff") for d in extras["judge"])
     assert any(d.startswith("jsonschema") for d in extras["eee"])
     assert any(d.startswith("bm25s") for d in extras["bench"])
-    assert "evalatlas[judge,eee,report]" in extras["dev"]  # make test installs them
+    assert any(d.startswith("duckdb-extension-ducklake") for d in extras["lake"])
+    assert "evalatlas[judge,eee,report,lake]" in extras["dev"]  # make test installs them
 
 
 def test_require_names_the_extra() -> None:

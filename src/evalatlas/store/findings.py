@@ -120,11 +120,11 @@ def findings_rows(store: Store, *, by: str = "agent", agent: list[str] | None = 
                e.task_id, e.experiment_id, e.trajectory_id,
                coalesce({FAILED_SQL}, false) AS failed,
                {f} IS NOT NULL AS investigated,
-               {f}->>'$.difficulty' AS difficulty,
+               ({f}->>'$.difficulty') AS difficulty,
                TRY_CAST({f}->'$.feasible' AS BOOLEAN) AS feasible,
-               {f}->>'$.failure_root_cause' AS failure_root_cause,
-               {f}->>'$.failure_category' AS failure_category,
-               {f}->>'$.evidence' AS evidence
+               ({f}->>'$.failure_root_cause') AS failure_root_cause,
+               ({f}->>'$.failure_category') AS failure_category,
+               ({f}->>'$.evidence') AS evidence
         FROM episodes e LEFT JOIN experiments x USING (experiment_id)
         WHERE {' AND '.join(where)}
         ORDER BY group_key, benchmark, e.task_id, e.experiment_id, e.trajectory_id""",

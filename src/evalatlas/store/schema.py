@@ -7,7 +7,7 @@ modules write SQL against them, so changes here are schema migrations
 - ``experiments``: one row per ExperimentRecord; ``labels``/``extra`` are JSON.
 - ``episodes``: one row per EpisodeRecord; usage is flattened (``prompt_tokens`` ...
   ``cost_usd``, ``cost_source``); ``llm_model`` is the usage model, else the agent's;
-  ``scores``/``extra`` are JSON objects (``scores->>'$.correctness'``).
+  ``scores``/``extra`` are JSON objects (``(scores->>'$.correctness')``).
 - ``measurements``: one row per benchmark per episode.
 - ``quarantine``: rejected input, with file, line, record, field and reason.
 - ``ingest_batches``: one row per committed batch.

@@ -128,7 +128,7 @@ def pick_score(store: Store, sides: list[Side]) -> str | None:
     for s in sides:
         where, params = id_filter(list(s.experiment_ids), "experiment_id")
         row = store.query(f"SELECT count(*) AS n FROM episodes {where} "
-                          "AND scores->>'$.score' IS NOT NULL", params)
+                          "AND (scores->>'$.score') IS NOT NULL", params)
         if not row[0]["n"]:
             return None
     return "score"

@@ -22,15 +22,15 @@ from evalatlas.store.db import Store
 
 _EPISODES = """
     SELECT e.experiment_id, e.trajectory_id, e.task_id, e.attempt,
-           coalesce(x.agent_name, e.extra->>'$.agent_model', '?' || e.experiment_id) AS agent,
-           e.cost_usd, e.n_steps, e.extra->>'$.correctness_known' AS correctness_known,
-           e.extra->>'$.pytest_failed' AS pytest_failed,
-           e.extra->>'$.snapshot_failed' AS snapshot_failed,
-           e.extra->>'$.fallback_to_baseline' AS fallback,
+           coalesce(x.agent_name, (e.extra->>'$.agent_model'), '?' || e.experiment_id) AS agent,
+           e.cost_usd, e.n_steps, (e.extra->>'$.correctness_known') AS correctness_known,
+           (e.extra->>'$.pytest_failed') AS pytest_failed,
+           (e.extra->>'$.snapshot_failed') AS snapshot_failed,
+           (e.extra->>'$.fallback_to_baseline') AS fallback,
            TRY_CAST(e.scores->>'$.num_benchmarks' AS DOUBLE) AS num_benchmarks,
            x.experiment_name
     FROM episodes e LEFT JOIN experiments x USING (experiment_id)
-    WHERE (e.extra->>'$.agent_model' IS NOT NULL
+    WHERE ((e.extra->>'$.agent_model') IS NOT NULL
            OR EXISTS (SELECT 1 FROM measurements m WHERE m.experiment_id = e.experiment_id
                       AND m.trajectory_id = e.trajectory_id))
 """
@@ -117,11 +117,11 @@ def benchmark_detail(
 ) -> list[dict[str, Any]]:
     """Per-benchmark rows (speedups, advantage, validity, fallback) for ``--detail``."""
     sql = """
-        SELECT coalesce(x.agent_name, e.extra->>'$.agent_model') AS agent, e.task_id,
+        SELECT coalesce(x.agent_name, (e.extra->>'$.agent_model')) AS agent, e.task_id,
                e.attempt, m.benchmark, m.module, m.class_name, m.function, m.params,
                m.baseline_time, m.agent_time, m.oracle_time, m.speedup_agent,
                m.speedup_oracle, m.advantage, m.valid, m.fallback_to_baseline,
-               m.extra->>'$.invalid_reason' AS invalid_reason,
+               (m.extra->>'$.invalid_reason') AS invalid_reason,
                e.experiment_id, x.experiment_name
         FROM measurements m
         JOIN episodes e USING (experiment_id, trajectory_id)
