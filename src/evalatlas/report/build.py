@@ -95,12 +95,6 @@ def leaderboard_result(store: Store, by: str, ids: Sequence[str] | None,
                       confidence=confidence)
 
 
-def leaderboard_rows(store: Store, by: str, ids: Sequence[str] | None,
-                     confidence: float) -> list[dict[str, Any]]:
-    """The rows of ``evalatlas summary --by BY --format json`` for these experiments."""
-    return leaderboard_result(store, by, ids, confidence).to_dict()["rows"]
-
-
 # --- per (group, task) aggregates ----------------------------------------------------
 
 
