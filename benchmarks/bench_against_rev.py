@@ -22,19 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_report import build_store  # noqa: E402
-
-EVALATLAS = str(Path(sys.executable).with_name("evalatlas"))
-
-
-def timed(src: str, cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of ``evalatlas cmd`` with ``src`` first on the path."""
-    env = dict(os.environ, PYTHONPATH=src)
-    r = subprocess.run(["/usr/bin/time", "-f", "%e %M", EVALATLAS, *cmd],
-                       capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        raise SystemExit(f"{cmd} failed: {r.stderr[-2000:]}")
-    wall, rss = r.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(rss) / 1024
+from bench_report_scale import EVALATLAS, timed  # noqa: E402
 
 
 def main() -> None:
@@ -64,7 +52,8 @@ def main() -> None:
             runs: dict[str, list[tuple[float, float]]] = {k: [] for k in sources}
             for _ in range(args.repeats):
                 for k, src in sources.items():
-                    runs[k].append(timed(src, ["--db", str(db), *cmd]))
+                    runs[k].append(timed([EVALATLAS, "--db", str(db), *cmd],
+                                         env=dict(os.environ, PYTHONPATH=src)))
             for k, rs in runs.items():
                 print(f"| {name} | {k} | {statistics.median(w for w, _ in rs):.2f} "
                       f"({', '.join(f'{w:.2f}' for w, _ in rs)}) | "

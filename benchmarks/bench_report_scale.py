@@ -32,10 +32,10 @@ from evalatlas.store.db import Store  # noqa: E402
 EVALATLAS = str(Path(sys.executable).with_name("evalatlas"))
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one run of ``cmd``."""
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS MB) of one run of ``cmd`` (``env``: its environment)."""
     r = subprocess.run(["/usr/bin/time", "-f", "%e %M", *cmd], capture_output=True,
-                       text=True)
+                       text=True, env=env)
     if r.returncode != 0:
         raise SystemExit(f"{cmd} failed: {r.stderr[-2000:]}")
     wall, rss = r.stderr.strip().splitlines()[-1].split()
