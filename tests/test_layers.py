@@ -405,3 +405,14 @@ def test_compose_is_below_report_and_the_api() -> None:
            if _unit(module) == "compose"
            for target, file, line in imports if _unit(target) in above]
     assert not bad, bad
+
+
+def test_the_report_computes_no_statistic_of_its_own() -> None:
+    """The report's numbers are the commands' by construction (issue 22): it imports no
+    statistic (``stats``) and no pair rule (``analysis.compare``); its leaderboard, paired
+    matrix, tiers, speedups, framework data and failures come from ``compose``."""
+    bad = [f"{file}:{line}: {target}" for module, imports in GRAPH.items()
+           if _unit(module) == "report"
+           for target, file, line in imports
+           if _unit(target) == "stats" or target.startswith("evalatlas.analysis.compare")]
+    assert not bad, bad

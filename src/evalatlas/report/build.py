@@ -18,22 +18,22 @@ Layout of the result (``schema`` ``evalatlas.report/1``)::
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import combinations
 from typing import Any
 
 import numpy as np
 
 from evalatlas._version import __version__
-from evalatlas.analysis.compare import aligned_pair, holm_rows
 from evalatlas.analysis.summary import SummaryResult
 from evalatlas.compose.frameworks import framework_data_of
 from evalatlas.compose.speedups import speedups_of
 from evalatlas.compose.summary import summary_of
+from evalatlas.compose.task_matrix import TaskMatrix, paired_matrix, task_matrix
 from evalatlas.compose.tiers import tiers_of
 from evalatlas.metrics.pareto import pareto_frontier
 from evalatlas.report.decision import decision_summary
@@ -43,7 +43,7 @@ from evalatlas.report.names import display_name, full_name, unique_labels
 from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.db import Store
 from evalatlas.store.queries import group_expr
-from evalatlas.store.task_cells import drill_episodes, task_cells
+from evalatlas.store.task_cells import drill_episodes
 from evalatlas.text import json_safe
 
 SCHEMA = "evalatlas.report/1"
@@ -99,94 +99,37 @@ def leaderboard_result(store: Store, by: str, ids: Sequence[str] | None,
 
 
 @dataclass
-class _Cells:
-    """Per group x task: attempts with known outcome, successes, reward and cost sums."""
+class _Cells(TaskMatrix):
+    """The matrix with what the page shows for its rows and columns."""
 
-    keys: list[str]
-    labels: list[str]
-    tasks: list[str]        # task ids as stored (for queries)
-    task_labels: list[str]  # as shown: visible, short, unique (names.py)
-    known: np.ndarray       # (groups, tasks) int
-    succ: np.ndarray        # (groups, tasks) int
-    reward_sum: np.ndarray  # (groups, tasks) float
-    reward_n: np.ndarray
-    cost_sum: np.ndarray
-    cost_n: np.ndarray
-    ran: np.ndarray         # (groups, tasks) bool: any episode at all
-    episodes: np.ndarray    # (groups, tasks) int: all episodes, outcome known or not
+    labels: list[str] = dataclasses.field(default_factory=list)  # visible, short, unique
+    task_labels: list[str] = dataclasses.field(default_factory=list)  # (names.py)
 
 
 def _cells(store: Store, by: str, ids: Sequence[str] | None) -> _Cells:
-    arr, labels = task_cells(store, by, ids)
-    k_all = np.asarray(arr["k"], dtype=object)
-    t_all = np.asarray(arr["task"], dtype=object)
-    keys = sorted(set(k_all.tolist()), key=str)
-    tasks = sorted(set(t_all.tolist()), key=str)
-    ki = {k: i for i, k in enumerate(keys)}
-    ti = {t: i for i, t in enumerate(tasks)}
-    gi = np.fromiter((ki[k] for k in k_all), dtype=np.int64, count=k_all.size)
-    tj = np.fromiter((ti[t] for t in t_all), dtype=np.int64, count=t_all.size)
-    shape = (len(keys), len(tasks))
-
-    def grid(col: str, dtype: Any) -> np.ndarray:
-        g = np.zeros(shape, dtype=dtype)
-        g[gi, tj] = np.asarray(arr[col], dtype=dtype)
-        return g
-
-    ran = np.zeros(shape, dtype=bool)
-    ran[gi, tj] = True
-    return _Cells(keys=[str(k) for k in keys], labels=unique_labels(
-                      [str(labels[k]) for k in keys], [str(k) for k in keys]),
-                  tasks=[str(t) for t in tasks],
-                  task_labels=unique_labels([str(t) for t in tasks],
-                                            [str(i) for i in range(len(tasks))]),
-                  known=grid("n", np.int64),
-                  succ=grid("c", np.int64), reward_sum=grid("rs", float),
-                  reward_n=grid("rn", np.int64), cost_sum=grid("cs", float),
-                  cost_n=grid("cn", np.int64), ran=ran, episodes=grid("n_all", np.int64))
-
-
+    m = task_matrix(store, by, ids)
+    return _Cells(**{f.name: getattr(m, f.name) for f in dataclasses.fields(TaskMatrix)},
+                  labels=unique_labels(m.names, m.keys),
+                  task_labels=unique_labels(m.tasks, [str(i) for i in range(len(m.tasks))]))
 
 
 # --- paired comparisons --------------------------------------------------------------
 
 
-_PAIR_FIELDS = ("diff", "diff_ci_low", "diff_ci_high", "diff_ci_note", "test", "p")
-"""The numbers of :func:`~evalatlas.analysis.compare.aligned_pair` a report pair shows."""
-
-
 def _pairs(cells: _Cells, order: list[int], opts: ReportOptions) -> dict[str, Any]:
-    """Paired comparison (A - B on shared tasks, Holm-adjusted) among the top agents.
-
-    A task's value for a side is its mean success over that side's attempts with a known
-    outcome; pairs are the tasks both sides ran. The numbers are ``evalatlas compare``'s
-    rule on those aligned rates (:func:`evalatlas.analysis.compare.aligned_pair`: the
-    difference with its interval inside +/-100 points, McNemar when every value is 0/1,
-    else Wilcoxon) and its Holm adjustment (:func:`~evalatlas.analysis.compare.holm_rows`);
-    taking aligned arrays makes an agents x agents matrix affordable (no per-pair
-    regrouping of episodes).
-    """
+    """Paired comparison (A - B on shared tasks, Holm-adjusted) among the top agents:
+    :func:`evalatlas.compose.task_matrix.paired_matrix`, ``evalatlas compare``'s pair
+    rule and Holm adjustment on the per-task success rates."""
     limit = opts.max_matrix_agents
     chosen = order[:limit]
     notes = []
     if len(order) > len(chosen):
         notes.append(f"paired comparisons cover the {len(chosen)} agents with the highest "
                      f"success rate (of {len(order)})")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(cells.known > 0, cells.succ / np.maximum(cells.known, 1), np.nan)
-    rows = []
-    for i, j in combinations(chosen, 2):
-        both = (cells.known[i] > 0) & (cells.known[j] > 0)
-        r = aligned_pair(rate[i][both], rate[j][both], confidence=opts.confidence,
-                         alpha=opts.alpha)
-        rows.append({"a": cells.labels[i], "b": cells.labels[j], "a_key": cells.keys[i],
-                     "b_key": cells.keys[j], "shared_tasks": int(both.sum()),
-                     **{k: r[k] for k in _PAIR_FIELDS}})
-    holm_rows(rows)
-    for r in rows:
-        r.setdefault("p_holm", r["p"])  # one comparison: nothing to adjust
-        r["significant"] = bool(r["p_holm"] is not None and r["p_holm"] < opts.alpha
-                                and r["diff"])
+    label = dict(zip(cells.keys, cells.labels, strict=True))
+    rows = [{"a": label[r["a_key"]], "b": label[r["b_key"]], **r}
+            for r in paired_matrix(cells, chosen, confidence=opts.confidence,
+                                   alpha=opts.alpha)]
     return {"agents": [cells.labels[g] for g in chosen], "rows": rows, "notes": notes}
 
 
@@ -354,7 +297,7 @@ def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
     else:
         with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN task: no spread
-            rate = np.where(cells.known > 0, cells.succ / np.maximum(cells.known, 1), np.nan)
+            rate = cells.rates()
             spread = np.nan_to_num(np.nanstd(rate, axis=0), nan=-1.0) if rate.size else []
         by_spread = sorted(range(len(cells.tasks)), key=lambda j: (-spread[j], cells.tasks[j]))
         chosen, total = [], 0
