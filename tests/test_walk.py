@@ -100,7 +100,7 @@ def test_ingest_of_a_hostile_tree_stores_the_good_and_names_the_skipped(
     for name in ("loop", "again", "out_dir", "out.jsonl", "zero.jsonl", "broken.jsonl",
                  "pipe.jsonl"):
         assert name in reasons, (name, reasons)
-    assert report.as_dict()["skipped"]
+    assert report.to_dict()["skipped"]
 
 
 @pytest.mark.timeout(20)

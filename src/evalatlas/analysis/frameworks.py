@@ -44,7 +44,7 @@ class Scenario(Protocol):
     def question(self, question_id: str) -> Any: ...
 
 
-@dataclass
+@dataclass(repr=False)
 class FrameworkData:
     """All runs of one framework on one scenario in one mode."""
 
@@ -67,6 +67,16 @@ class FrameworkData:
         if self.averaged_input and self.upstream_aggregates:
             return int(self.upstream_aggregates.get("run_count") or 1)
         return len(self.runs)
+
+    def __repr__(self) -> str:
+        questions = len({q.question_id for qs in self.runs.values() for q in qs})
+        return (f"<FrameworkData {self.framework[:40]!r} on {self.scenario[:40]!r} "
+                f"({self.mode[:20]}): {self.run_count} runs, {questions} questions>")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<code>{html.escape(repr(self))}</code>"
 
 
 def flat_code_quality(cq: dict[str, Any]) -> dict[str, Any]:

@@ -14,18 +14,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalatlas.records.redact import redact_strings
+from evalatlas.results import ResultViews
 from evalatlas.text import json_safe
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@dataclass
-class TableResult:
+@dataclass(repr=False)
+class TableResult(ResultViews):
     """Rows (one dict per group/pair/tier ...) with the values a command reports about them.
 
     ``rows`` keys are documented by each result class; ``meta`` holds the run-level values
     (parameters used, totals); ``notes`` are sentences a reader needs (what was left out).
+    Implements :class:`evalatlas.results.Result`: ``repr()`` is one short line, Jupyter
+    shows the first rows (``_repr_html_``).
     """
 
     SCHEMA: ClassVar[str] = "evalatlas.result/1"
@@ -59,6 +62,13 @@ class TableResult:
     def __len__(self) -> int:
         return len(self.rows)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A subclass is decorated with @dataclass after this runs; the decorator adds its
+        # own __repr__ (every row, 10k+ characters) only when the class has none of its
+        # own, so give each subclass the short one here.
+        super().__init_subclass__(**kwargs)
+        if "__repr__" not in cls.__dict__:
+            cls.__repr__ = ResultViews.__repr__  # type: ignore[method-assign]
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalatlas.analysis.results import TableResult
 from evalatlas.errors import ArgumentError
+from evalatlas.results import ResultViews
 from evalatlas.text import fmt_value, json_safe
 
 if TYPE_CHECKING:
@@ -89,14 +90,15 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@dataclass
-class AtlasFit:
+@dataclass(repr=False)
+class AtlasFit(ResultViews):
     """One fit: parameters per agent and item, diagnostics, coverage and drift.
 
     ``agent_rows``/``item_rows``/``coverage_rows``/``drift_rows`` are plain lists of
     dicts; ``agents``/``items``/``coverage`` give the same as pandas DataFrames.
     ``irt`` and ``matrix`` hold the arrays behind them (None for a fit read back from
-    the store).
+    the store). As a result (:class:`evalatlas.results.Result`): ``rows`` are the agent
+    rows, ``meta`` the fit id, settings and diagnostics.
     """
 
     fit_id: str
@@ -113,6 +115,29 @@ class AtlasFit:
     @property
     def model(self) -> str:
         return str(self.settings.get("model"))
+
+    @property
+    def schema(self) -> str:
+        return FIT_SCHEMA
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The agent rows (``agent_rows``; the items are in ``item_rows``)."""
+        return self.agent_rows
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return {"fit_id": self.fit_id, **self.settings, "diagnostics": self.diagnostics}
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The agent rows as a DataFrame (as :attr:`agents`)."""
+        return self.agents
+
+    def __repr__(self) -> str:
+        notes = len(self.notes)
+        return (f"<AtlasFit {FIT_SCHEMA} {self.model}: {len(self.agent_rows)} agents x "
+                f"{len(self.item_rows)} items" + (f", {notes} note{'s' * (notes != 1)}>"
+                                                  if notes else ">"))
 
     @property
     def agents(self) -> pd.DataFrame:
@@ -202,9 +227,11 @@ class AtlasFit:
         return env
 
 
-@dataclass
-class AgentEstimate:
-    """``atlas estimate``: one agent's ability and predicted full-benchmark success rate."""
+@dataclass(repr=False)
+class AgentEstimate(ResultViews):
+    """``atlas estimate``: one agent's ability and predicted full-benchmark success rate.
+
+    As a result (:class:`evalatlas.results.Result`): one row, the fields."""
 
     agent: str
     agent_id: str | None
@@ -228,3 +255,19 @@ class AgentEstimate:
         d = {"schema": ESTIMATE_SCHEMA, **json_safe(d)}
         d["notes"] = list(self.notes)
         return d
+
+    @property
+    def schema(self) -> str:
+        return ESTIMATE_SCHEMA
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """One row: every field but the notes."""
+        return [{k: v for k, v in self.__dict__.items() if k != "notes"}]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return {}
+
+    def to_pandas(self) -> pd.DataFrame:
+        return _frame(self.rows)

@@ -110,7 +110,7 @@ def ingest(
                                   agent_name=agent_name, labels=labels)
         db = store.path
     if json_out:
-        typer.echo(json.dumps(report.as_dict(), indent=2))
+        typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
         console.print(
             f"ingested {report.experiments:,} experiments, {report.episodes:,} episodes, "

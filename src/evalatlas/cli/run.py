@@ -115,11 +115,7 @@ def run_cmd(
                 await judge.aclose()
 
     summary = asyncio.run(go())
-    row = {"run_dir": str(summary.run_dir), "experiment_id": summary.experiment_id,
-           "experiment": summary.experiment_name, "planned": summary.planned,
-           "resumed": summary.resumed, "done": summary.done,
-           "statuses": dict(summary.statuses), "judge_failures": summary.judge_failures,
-           "wall_s": summary.wall_s}
+    row = summary.rows[0]
     columns = [Col("experiment", "experiment", None, 0, "name"),
                Col("planned", "planned", None, 3), Col("resumed", "resumed", None, 4),
                Col("done", "run now", None, 1),

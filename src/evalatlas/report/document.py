@@ -9,21 +9,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalatlas.report.build import ReportOptions, build_report_data
 from evalatlas.report.specs import all_views, chart_rows, view_rows, with_values
+from evalatlas.results import ResultViews
 from evalatlas.store.db import Store
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 VIEW_KEYS = ("id", "section", "kind", "title", "description", "columns", "notes")
 """What ``to_dict()`` keeps of each view, besides its spec (rows inlined) and rows."""
 
 
-@dataclass
-class Report:
+@dataclass(repr=False)
+class Report(ResultViews):
     """``data``: everything the report shows, JSON-ready (``evalatlas.report/1``: title,
     generated, confidence, alpha, group_by, notes, sections, tiers, speedups,
-    frameworks); ``views``: the charts and tables drawn from it (Vega-Lite specs)."""
+    frameworks); ``views``: the charts and tables drawn from it (Vega-Lite specs).
+
+    As a result (:class:`evalatlas.results.Result`): ``rows`` are its views (id,
+    section, kind, title), ``meta`` the report-level values, ``notes`` its notes."""
 
     data: dict[str, Any]
     views: list[dict[str, Any]] = field(default_factory=list)
@@ -31,6 +38,33 @@ class Report:
     @property
     def schema(self) -> str:
         return str(self.data["schema"])
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per view (chart or table): id, section, kind, title."""
+        return [{k: v.get(k) for k in ("id", "section", "kind", "title")} for v in self.views]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The report-level values of ``data`` (title, generated, confidence ...)."""
+        return {k: v for k, v in self.data.items()
+                if k != "schema" and not isinstance(v, dict | list)}
+
+    @property
+    def notes(self) -> list[str]:
+        return [str(n) for n in self.data.get("notes") or []]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The views (:attr:`rows`) as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=["id", "section", "kind", "title"])
+
+    def __repr__(self) -> str:
+        notes = len(self.notes)
+        return (f"<Report {self.schema} {str(self.data.get('title', ''))[:60]!r}: "
+                f"{len(self.views)} views" + (f", {notes} note{'s' * (notes != 1)}>"
+                                              if notes else ">"))
 
     def to_dict(self) -> dict[str, Any]:
         """The report's specs and data (``evalatlas report --format json``): every view

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalatlas.analysis.framework_report import (
     ANSWER_LIMIT,
@@ -28,7 +28,11 @@ from evalatlas.analysis.framework_report import (
     SCORECARD_CAVEAT,
     build_report,
 )
+from evalatlas.results import html_repr, short_repr
 from evalatlas.text import markdown_table, md_escape
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ANSWER_LIMIT", "SCHEMA", "SCORECARD_CAVEAT", "build_report", "label_for",
            "render_markdown", "truncate_answer"]
@@ -97,7 +101,38 @@ class FrameworkComparison(dict[str, Any]):
     results, correctness intervals, paired differences) with :meth:`to_dict` (exactly
     ``evalatlas compare-frameworks --format json``) and :meth:`to_markdown` (the full
     report, ``--format markdown``). A dict, so code that read the report as one still
-    does."""
+    does. As a result (:class:`evalatlas.results.Result`): ``rows`` are the frameworks'
+    rows, ``meta`` the scalar report values."""
+
+    @property
+    def schema(self) -> str:
+        return str(self.get("schema", ""))
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per framework (its summary, scorecard, latency ... nested)."""
+        return list(self.get("frameworks") or [])
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return {k: v for k, v in self.items()
+                if k != "schema" and not isinstance(v, dict | list)}
+
+    @property
+    def notes(self) -> list[str]:
+        return [str(n) for n in self.get("notes") or []]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The framework rows as a DataFrame (nested values stay dicts)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    def __repr__(self) -> str:
+        return short_repr(self)
+
+    def _repr_html_(self) -> str:
+        return html_repr(self)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self)

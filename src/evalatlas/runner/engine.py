@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalatlas.adapters.frameworks import Scenario, safe_id, trajectory_id_for
 from evalatlas.errors import Problem
@@ -48,11 +48,16 @@ from evalatlas.records.jsonio import atomic_write_text, read_json_file
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, UsageSummary
 from evalatlas.records.redact import redact_text
 from evalatlas.records.validate import parse_record
+from evalatlas.results import ResultViews
 from evalatlas.runner.episodes import episode_for, experiment_for
 from evalatlas.runner.loading import FrameworkHandle
 from evalatlas.runner.protocol import Answer, QueryContext, call_maybe_async, takes_context
 from evalatlas.store.db import Store
 from evalatlas.store.rows import episode_row, experiment_row
+from evalatlas.text import json_safe
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TIMEOUT_ANSWER = None  # a timed-out question has no answer text (upstream used a fixed string)
 
@@ -70,9 +75,10 @@ class RunConfig:
     skip_code_review: bool = False
 
 
-@dataclass
-class RunSummary:
-    """What a run did."""
+@dataclass(repr=False)
+class RunSummary(ResultViews):
+    """What a run did. As a result (:class:`evalatlas.results.Result`): one row (the
+    row ``evalatlas run`` prints)."""
 
     run_dir: Path
     experiment_id: str
@@ -85,6 +91,37 @@ class RunSummary:
     wall_s: float = 0.0
     overhead_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def schema(self) -> str:
+        return "evalatlas.run/1"
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """One row: run_dir, experiment_id, experiment, planned, resumed, done, statuses,
+        judge_failures, wall_s."""
+        return [{"run_dir": str(self.run_dir), "experiment_id": self.experiment_id,
+                 "experiment": self.experiment_name, "planned": self.planned,
+                 "resumed": self.resumed, "done": self.done,
+                 "statuses": dict(self.statuses), "judge_failures": self.judge_failures,
+                 "wall_s": self.wall_s}]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"schema", "rows", "notes"}`` (strict JSON values)."""
+        env: dict[str, Any] = {"schema": self.schema,
+                               "rows": [json_safe(r) for r in self.rows]}
+        if self.notes:
+            env["notes"] = list(self.notes)
+        return env
+
+    def to_pandas(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
 
 
 def run_dir_for(output_dir: Path, framework: str, scenario: str, mode: str) -> Path:

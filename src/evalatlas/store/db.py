@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import duckdb
 import numpy as np
@@ -182,6 +182,21 @@ def register_functions(con: Any) -> None:
                         null_handling="default", side_effects=False)
 
 
+class ClosedConnection:
+    """What :attr:`Store.con` is after :meth:`Store.close`: every use raises a
+    :class:`StoreError` saying the store is closed, where DuckDB would raise its own
+    "Connection already closed!" from deep inside a query."""
+
+    def __init__(self, path: Path | str) -> None:
+        self._path = path
+
+    def close(self) -> None:
+        """Closing again does nothing (as DuckDB's own close)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise StoreError(f"store {self._path} is closed; open it again (ea.open) to use it")
+
+
 class Store:
     """A connection to one store file. Use as a context manager."""
 
@@ -194,6 +209,7 @@ class Store:
         store's folder must exist (:mod:`evalatlas.safe_write`: no parent folders are
         created)."""
         self.path = resolve_db_path(path)
+        self.read_only = read_only
         memory = str(self.path) == ":memory:"
         if not memory and (read_only or not create) and not self.path.exists():
             raise StoreError(f"store {self.path} does not exist; run `evalatlas ingest` first")
@@ -251,7 +267,25 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        self.con.close()
+        """Close the connection; later use raises "store ... is closed" (a
+        :class:`StoreError`). Closing twice is harmless."""
+        con = self.con
+        self.con = cast("duckdb.DuckDBPyConnection", ClosedConnection(self.path))
+        con.close()
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return isinstance(self.con, ClosedConnection)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "read-only" if self.read_only else "open"
+        return f"<{type(self).__name__} {str(self.path)!r} ({state})>"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<code>{html.escape(repr(self))}</code>"
 
     # -- reading --------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import duckdb
 
@@ -32,6 +32,7 @@ from evalatlas.records.limits import using as limits_in_force
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.records.overrides import Overrides, apply_overrides
 from evalatlas.records.redact import redact_text
+from evalatlas.results import ResultViews
 from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.columnar import arrow_table, batch_problems, without_rows
 from evalatlas.store.db import SMALL_BATCH, Store
@@ -47,14 +48,21 @@ from evalatlas.store.schema import EPISODE_COLUMNS, EXPERIMENT_COLUMNS
 from evalatlas.walk import Skipped
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyarrow as pa
 
 DEFAULT_BATCH_SIZE = 50_000
 
 
-@dataclass
-class IngestReport:
-    """What one ingest did. ``problems`` holds at most ``max_problems`` examples."""
+@dataclass(repr=False)
+class IngestReport(ResultViews):
+    """What one ingest did. ``problems`` holds at most ``max_problems`` examples.
+
+    A result (:class:`evalatlas.results.Result`): ``rows`` are the example problems,
+    ``meta`` the counts, ``to_dict()`` is ``evalatlas ingest --format json``; its repr is
+    one line of counts."""
+
+    SCHEMA: ClassVar[str] = "evalatlas.ingest/1"
 
     experiments: int = 0
     episodes: int = 0
@@ -82,7 +90,52 @@ class IngestReport:
                 record=redact_text(p.record) if p.record is not None else None,
                 field=redact_text(p.field) if p.field is not None else None))
 
+    @property
+    def schema(self) -> str:
+        return self.SCHEMA
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The example problems (at most ``max_problems``): file, line, record, field,
+        reason."""
+        return [{"file": p.file, "line": p.line, "record": p.record, "field": p.field,
+                 "reason": p.reason} for p in self.problems]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The counts and lists of :meth:`to_dict`, without the problems."""
+        return {k: v for k, v in self.to_dict().items() if k != "problems"}
+
+    @property
+    def notes(self) -> list[str]:
+        """What a reader should know: rejected records beyond the examples kept."""
+        if self.rejected > len(self.problems):
+            return [f"{self.rejected} records were rejected; the first {len(self.problems)} "
+                    "are shown (all are in the store's quarantine)"]
+        return []
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The example problems as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=["file", "line", "record", "field", "reason"])
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{getattr(self, k)} {k}" for k in (
+            "experiments", "episodes", "measurements", "rejected"))
+        extra = f", {len(self.unchanged)} unchanged" if self.unchanged else ""
+        return f"<IngestReport {self.schema}: {counts}{extra}>"
+
     def as_dict(self) -> dict[str, object]:
+        """Deprecated: :meth:`to_dict` (every other result's name)."""
+        import warnings
+
+        warnings.warn("IngestReport.as_dict() is deprecated; use to_dict()",
+                      DeprecationWarning, stacklevel=2)
+        return self.to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The counts, lists and example problems (``evalatlas ingest --format json``)."""
         return {
             "experiments": self.experiments,
             "episodes": self.episodes,
