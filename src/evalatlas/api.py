@@ -16,10 +16,11 @@ the others load it (and duckdb, numpy) on first use.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from evalatlas.analysis.compare import CompareResult
 from evalatlas.analysis.frameworks import FrameworkData, group_records
@@ -29,6 +30,7 @@ from evalatlas.analysis.results import QuarantineResult
 from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult
 from evalatlas.analysis.summary import SummaryResult
 from evalatlas.analysis.tiers import TierReport
+from evalatlas.arguments import check_choice, check_fraction
 from evalatlas.compose.compare import compare_of
 from evalatlas.compose.frameworks import framework_data_of
 from evalatlas.compose.gate import gate_of, gate_plan_of, gate_side
@@ -40,12 +42,14 @@ from evalatlas.errors import ArgumentError
 from evalatlas.exports.eee import RELATIONSHIPS
 from evalatlas.pricing import configure
 from evalatlas.records.limits import ReadLimits
+from evalatlas.selectors import as_selectors
 from evalatlas.store import db as _db
 from evalatlas.store.frames import episodes_frame, experiments_frame, store_from_frame
 from evalatlas.store.ingest import DEFAULT_BATCH_SIZE, IngestReport, ingest_paths
 from evalatlas.store.inventory import LISTS
 from evalatlas.store.queries import (
     OUTCOMES,
+    check_grouping,
     clear_quarantine_rows,
     quarantine_rows,
 )
@@ -145,6 +149,7 @@ class Store(_db.Store):
         (:mod:`evalatlas.records.overrides`)."""
         if unknown_model_cost not in ("none", "zero"):
             raise ArgumentError("unknown_model_cost must be 'none' or 'zero'")
+        check_format(fmt)
         from evalatlas.records.overrides import Overrides
 
         overrides = Overrides(model=model, agent_name=agent_name, labels=dict(labels or {}))
@@ -196,8 +201,7 @@ class Store(_db.Store):
         rows, files) and skipped (``.skipped``: id, reason). See docs/eee-export.md."""
         from evalatlas.exports.eee import export_eee
 
-        if relationship not in RELATIONSHIPS:
-            raise ValueError(f"relationship must be one of {', '.join(RELATIONSHIPS)}")
+        check_choice(relationship, "relationship", RELATIONSHIPS)
         return export_eee(self, Path(directory), select_experiments(self, experiment),
                           organization=organization,
                           relationship=relationship)
@@ -222,8 +226,9 @@ class Store(_db.Store):
         ``source``: only files whose path contains it; ``limit``: at most this many rows.
         ``.to_pandas()`` for a DataFrame; ``.to_dict()`` is ``evalatlas quarantine
         --format json``. (No pandas is imported unless you ask for a frame.)"""
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0 or None, got {limit}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 0):
+            raise ArgumentError(f"limit must be a whole number >= 0 or None, got {limit!r}")
         rows, total = quarantine_rows(self, source=source, limit=limit)
         return QuarantineResult(rows=rows, meta={"total": total})
 
@@ -236,6 +241,22 @@ class Store(_db.Store):
 
             raise ArgumentError(f"source must be a string or None, got {source!r}")
         return clear_quarantine_rows(self, source=source)
+
+
+def check_format(fmt: object) -> None:
+    """``Store.ingest``'s ``fmt``: None (detect) or the name of an input format (any
+    case), else an :class:`ArgumentError` listing the formats (it was a ``KeyError``)."""
+    if fmt is None:
+        return
+    from evalatlas.adapters.registry import adapter_named
+
+    if not isinstance(fmt, str):
+        raise ArgumentError(f"fmt must be an input format's name or None, got "
+                            f"{type(fmt).__name__} {fmt!r:.60}")
+    try:
+        adapter_named(fmt)
+    except KeyError as exc:
+        raise ArgumentError(f"fmt: {exc.args[0] if exc.args else repr(fmt)}") from None
 
 
 def check_paths(paths: tuple[Any, ...]) -> list[str | Path]:
@@ -323,9 +344,11 @@ def validate_eee(directory: str | Path) -> list[str]:
     return validate_export(directory)
 
 
-Data = Any
-"""A :class:`Store` (or :class:`evalatlas.store.db.Store`), a path to a store file, or a
-pandas DataFrame of episodes."""
+Data: TypeAlias = "_db.Store | str | os.PathLike[str] | pd.DataFrame"
+"""What every analysis reads, its argument ``data``: a :class:`Store` (or
+:class:`evalatlas.store.db.Store`), a path to a store file (opened read-only; it must
+exist), or a pandas DataFrame of episodes. There is no default: the API opens no store it
+was not given."""
 
 
 @contextmanager
@@ -333,16 +356,26 @@ def _store_of(data: Data) -> Iterator[_db.Store]:
     if isinstance(data, _db.Store):
         yield data
         return
-    if isinstance(data, str | Path):
-        with _db.Store(data, read_only=True) as store:
+    if isinstance(data, str | os.PathLike) and str(data).strip():
+        with _db.Store(os.fspath(data), read_only=True) as store:
             yield store
         return
     if hasattr(data, "columns") and hasattr(data, "iloc"):
         with store_from_frame(data) as store:
             yield store
         return
-    raise TypeError(f"expected a Store, a store path or a pandas DataFrame of episodes, "
-                    f"got {type(data).__name__}")
+    raise ArgumentError(f"data must be a Store, a store file's path or a pandas DataFrame "
+                        f"of episodes, got {type(data).__name__} {data!r:.60}")
+
+
+def _check_groups(by: str | Sequence[str]) -> list[str]:
+    """``by`` (one grouping key, or a list of them; blanks dropped, default agent) as a
+    list of known keys, else an :class:`ArgumentError` naming ``by``."""
+    items: list[object] = [by] if isinstance(by, str) or not isinstance(by, Sequence) \
+        else list(by)
+    groups = [check_grouping(g.strip() if isinstance(g, str) else g) for g in items
+              if not isinstance(g, str) or g.strip()]
+    return groups or ["agent"]
 
 
 def agents(
@@ -364,7 +397,8 @@ def summary(
     data: Data, by: str | Sequence[str] = "agent", *,
     experiment: str | Sequence[str] | None = None, benchmark: str | Sequence[str] | None = None,
     agent: str | Sequence[str] | None = None, confidence: float = 0.95,
-    ks: Sequence[int] | None = None, outcome: str = "any", missing: str = "ignore",
+    ks: Sequence[int] | None = None, outcome: Literal["any", "harness", "judge"] = "any",
+    missing: Literal["ignore", "fail"] = "ignore",
 ) -> SummaryResult:
     """One row per group (agent by default; experiment, benchmark, model, task, status,
     ``label:<name>``, or several), ranked by success rate (ties by name): success rate
@@ -388,8 +422,8 @@ def summary(
     if missing not in ("ignore", "fail"):
         raise ArgumentError(f"missing: unknown missing policy {missing!r}; use ignore or "
                             "fail")
-    groups = [by] if isinstance(by, str) else list(by)
-    groups = [g.strip() for g in groups if g.strip()] or ["agent"]
+    groups = _check_groups(by)
+    check_fraction(confidence, "confidence", 0.95)
     with _store_of(data) as store:
         return summary_of(store, groups, experiment=experiment, benchmark=benchmark,
                           agent=agent, confidence=confidence, ks=ks, outcome=outcome,
@@ -407,7 +441,12 @@ def compare(
     if len(selectors) == 1 and not isinstance(selectors[0], str):
         selectors = tuple(selectors[0])
     if len(selectors) < 2:
-        raise ValueError("compare needs at least two agents, experiments or label values")
+        raise ArgumentError("selectors: compare needs at least two agents, experiments "
+                            "or label values")
+    check_choice(pair_by, "pair_by", ("task", "attempt"))
+    check_fraction(confidence, "confidence", 0.95)
+    check_fraction(alpha, "alpha", 0.05)
+    check_fraction(detect, "detect", 0.05)
     with _store_of(data) as store:
         return compare_of(store, selectors, pair_by=pair_by, score=score,
                           confidence=confidence, detect=detect, alpha=alpha)
@@ -460,6 +499,7 @@ def tiers(
 ) -> TierReport:
     """ProjectScylla's per-tier table (tier = an experiment label): pass rate [CI], impl
     rate, median composite [CI], grade, cost, cost of pass, uplift [CI] vs ``baseline``."""
+    check_fraction(confidence, "confidence", 0.95)
     with _store_of(data) as store:
         return tiers_of(store, baseline=baseline, label=label, experiment=experiment,
                         confidence=confidence, weights=weights, scale=scale, ddof=ddof,
@@ -467,31 +507,32 @@ def tiers(
 
 
 def speedups(
-    data: Data, *, by: str = "agent", level: int = 4,
+    data: Data, *, by: Literal["agent", "task"] = "agent", level: int = 4,
     experiment: str | Sequence[str] | None = None,
-    agent: str | Sequence[str] | None = None, task: list[str] | None = None,
+    agent: str | Sequence[str] | None = None, task: str | Sequence[str] | None = None,
     confidence: float = 0.95, resamples: int = 2000,
 ) -> SpeedupResult:
     """FC-Eval speedups per agent:model (or per task): mean speedup, advantage at
     ``level`` with a bootstrap interval over tasks, beat-oracle share, success rate,
     pass@k, cost and trajectory length. Needs a store (measurements are not in an
     episodes frame)."""
-    if by not in ("agent", "task"):
-        raise ValueError(f"--by must be agent or task, got {by!r}")
+    check_choice(by, "by", ("agent", "task"))
+    check_fraction(confidence, "confidence", 0.95)
     with _store_of(data) as store:
         return speedups_of(store, by=by, level=level, experiment=experiment, agent=agent,
-                           task=task, confidence=confidence, resamples=resamples)
+                           task=as_selectors(task, "task"), confidence=confidence,
+                           resamples=resamples)
 
 
 def speedup_detail(
     data: Data, *, experiment: str | Sequence[str] | None = None,
-    agent: str | Sequence[str] | None = None, task: list[str] | None = None,
+    agent: str | Sequence[str] | None = None, task: str | Sequence[str] | None = None,
     limit: int | None = None,
 ) -> SpeedupDetail:
     """Per-benchmark FC-Eval rows (speedups, advantage, validity, fallback) as stored."""
     with _store_of(data) as store:
-        return speedup_detail_of(store, experiment=experiment, agent=agent, task=task,
-                                 limit=limit)
+        return speedup_detail_of(store, experiment=experiment, agent=agent,
+                                 task=as_selectors(task, "task"), limit=limit)
 
 
 async def judge_episodes(
@@ -577,15 +618,9 @@ def failures(data: Data, by: str = "agent", *, benchmark: str | Sequence[str] | 
     tasks judged infeasible and the *suspect* ones (infeasible in a majority of >= 3
     episodes by >= 2 agents). See :class:`evalatlas.analysis.failures.FailuresResult`."""
     from evalatlas.compose.failures import failures as compose_failures
-    from evalatlas.errors import ArgumentError
-    from evalatlas.stats.validation import check_confidence
-    from evalatlas.store.queries import group_expr
 
-    try:
-        group_expr(by)
-        check_confidence(confidence)
-    except ValueError as exc:
-        raise ArgumentError(str(exc).replace("grouping", "by")) from None
+    check_grouping(by)
+    check_fraction(confidence, "confidence", 0.95)
     with _store_of(data) as store:
         return compose_failures(store, by=by, agent=agent, benchmark=benchmark,
                                 confidence=confidence)
@@ -732,10 +767,11 @@ def build_report(
     from evalatlas.report.build import ReportOptions
     from evalatlas.report.document import build_report as _build
 
-    if "," in by:
-        raise ValueError("by takes one grouping key for the report")
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be in (0, 1)")
+    if isinstance(by, str) and "," in by:
+        raise ArgumentError("by takes one grouping key for the report")
+    check_grouping(by)
+    check_fraction(confidence, "confidence", 0.95)
+    check_fraction(alpha, "alpha", 0.05)
     with _store_of(data) as store:
         ids = select_experiments(store, experiment)
         opts = ReportOptions(title=title, by=by, experiment=None if ids is None else tuple(ids),

@@ -5,8 +5,8 @@ fits) and the pure fitting code; the CLI calls only these.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from evalatlas.atlas.adaptive import (
 )
 from evalatlas.atlas.errors import AtlasError
 from evalatlas.atlas.fitting import Z95, fit_episodes, fit_matrix
-from evalatlas.atlas.irt import Priors
+from evalatlas.atlas.irt import ModelSpec, Priors
 from evalatlas.atlas.matrix import CellKind, DriftMode, ResponseMatrix, build_matrix
 from evalatlas.atlas.results import (
     AgentEstimate,
@@ -38,12 +38,21 @@ from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.db import Store
 from evalatlas.store.selection import select_benchmarks
 
-Source = Store | str | Path | None
+Source = Store | str | os.PathLike[str]
+"""Where the atlas reads episodes: an open store or a store file's path. There is no
+default: the API never opens ``./evalatlas.duckdb`` on its own (``ea.open()`` does, when
+asked)."""
 
 
 def _open(source: Source, *, read_only: bool) -> tuple[Store, bool]:
     if isinstance(source, Store):
         return source, False
+    if source is None:
+        raise ArgumentError("source: no store given; pass a Store (ea.open(...)) or a "
+                            "store file's path (the API opens no default store)")
+    if not isinstance(source, str | os.PathLike) or not str(source).strip():
+        raise ArgumentError(f"source must be a Store or a store file's path, got "
+                            f"{type(source).__name__} {source!r:.60}")
     return Store(source, read_only=read_only, create=False), True
 
 
@@ -54,7 +63,7 @@ def _bench(benchmark: list[str] | str | None) -> list[str] | None:
 
 
 def fit(
-    source: Any = None,
+    source: Any,
     *,
     benchmark: list[str] | str | None = None,
     model: str = "2pl",
@@ -69,8 +78,9 @@ def fit(
 ) -> AtlasFit:
     """Fit the agent x task matrix.
 
-    ``source``: a :class:`~evalatlas.store.db.Store`, a store path (None: the default
-    store), an episodes frame (pyarrow Table, pandas DataFrame or dict of columns with
+    ``source``: a :class:`~evalatlas.store.db.Store`, a store path (no default: the
+    API opens no store of its own choosing), an episodes frame (pyarrow Table, pandas
+    DataFrame or dict of columns with
     :data:`evalatlas.atlas.matrix.EPISODE_COLUMNS`) or a :class:`ResponseMatrix`.
     ``save=True`` stores the fit (store sources only). ``exclude_tasks``: (benchmark,
     task_id) pairs whose episodes are left out (e.g. the investigator's suspect tasks,
@@ -86,7 +96,8 @@ def fit(
             raise AtlasError("exclude_tasks needs episodes (a store or an episodes frame), "
                              "not a ResponseMatrix")
         return fit_matrix(source, drift=drift, **kw)
-    if source is None or isinstance(source, Store | str | Path):
+    ModelSpec.parse(model)  # a bad model is an ArgumentError before a store is opened
+    if source is None or isinstance(source, Store | str | os.PathLike):
         store, close = _open(source, read_only=not save)
         try:
             bench = select_benchmarks(store, bench)
@@ -163,7 +174,7 @@ def _from_dict(d: dict[str, Any]) -> AtlasFit:
                     drift_rows=d.get("drifted_tasks", []), notes=d.get("notes", []))
 
 
-def stored_fit(source: Source = None, *, benchmark: list[str] | str | None = None,
+def stored_fit(source: Source, *, benchmark: list[str] | str | None = None,
                fit_id: str | None = None, model: str | None = None,
                cell: str | None = None) -> AtlasFit | None:
     """The latest stored fit for this benchmark filter (or ``fit_id``), None if none.
@@ -274,7 +285,7 @@ def _fit_and_matrix(source: Source, benchmark: list[str] | None, refit: bool, se
 
 def estimate(
     agent: str,
-    source: Source = None,
+    source: Source,
     *,
     benchmark: list[str] | str | None = None,
     from_description: bool = False,
@@ -364,7 +375,7 @@ def estimate(
         n_tasks=bank.size, method=method, fit_id=fitted.fit_id, notes=notes)
 
 
-def suggest_tasks(agent: str, source: Source = None, *, count: int = 10,
+def suggest_tasks(agent: str, source: Source, *, count: int = 10,
                   benchmark: list[str] | str | None = None, seed: int = 0,
                   model: str = "2pl", cell: CellKind = "success",
                   new_agent: bool = False) -> NextTasksResult:
@@ -395,7 +406,7 @@ def suggest_tasks(agent: str, source: Source = None, *, count: int = 10,
                            notes=notes)
 
 
-def drift(source: Source = None, *, benchmark: list[str] | str | None = None
+def drift(source: Source, *, benchmark: list[str] | str | None = None
           ) -> DriftResult:
     """Tasks run under more than one ``task_version_hash``, with the agents on each side
     (a :class:`DriftResult`: ``.rows``, ``.to_dict()``)."""
@@ -410,7 +421,7 @@ def drift(source: Source = None, *, benchmark: list[str] | str | None = None
     return DriftResult(rows=rows, notes=notes)
 
 
-def matrix(source: Source = None, *, benchmark: list[str] | str | None = None,
+def matrix(source: Source, *, benchmark: list[str] | str | None = None,
            cell: CellKind = "success", drift_mode: DriftMode = "split") -> ResponseMatrix:
     """The response matrix from the store (long format via ``.long_rows()``)."""
     store, close = _open(source, read_only=True)

@@ -50,6 +50,8 @@ import numpy as np
 from scipy import optimize, special
 from threadpoolctl import threadpool_limits
 
+from evalatlas.errors import ArgumentError
+
 Kind = Literal["1pl", "2pl", "mf"]
 
 
@@ -78,6 +80,9 @@ class ModelSpec:
 
     @classmethod
     def parse(cls, text: str) -> ModelSpec:
+        if not isinstance(text, str):
+            raise ArgumentError(f"model must be text (1pl, 2pl or mf:R), got "
+                                f"{type(text).__name__} {text!r}")
         t = text.strip().lower()
         if t in ("1pl", "rasch"):
             return cls("1pl")
@@ -87,7 +92,8 @@ class ModelSpec:
             digits = t[3:] if t.startswith("mf:") else t[2:]
             if digits.isdigit() and 1 <= int(digits) <= 50:
                 return cls("mf", int(digits))
-        raise ValueError(f"unknown model {text!r}; use 1pl, 2pl or mf:R (R = rank, 1-50)")
+        raise ArgumentError(f"model: unknown model {text!r}; use 1pl, 2pl or mf:R (R = "
+                            "rank, 1-50)")
 
     @property
     def name(self) -> str:

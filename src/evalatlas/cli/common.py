@@ -71,11 +71,12 @@ OutputOption = Annotated[
 ]
 
 
-def db_path(ctx: typer.Context) -> Path | None:
-    """The store named by ``--db`` (or ``$EVALATLAS_DB``); None lets the API choose its
-    default (``ea.open()``: ``$EVALATLAS_DB``, else ``./evalatlas.duckdb``)."""
+def db_path(ctx: typer.Context) -> Path:
+    """The store named by ``--db`` (or ``$EVALATLAS_DB``, which typer reads for it), else
+    ``./evalatlas.duckdb``: the default the ``--db`` help names. The CLI chooses it; the
+    Python API opens no store it was not given."""
     obj = ctx.obj or {}
-    return obj.get("db")
+    return Path(obj.get("db") or "evalatlas.duckdb")
 
 
 def open_store(ctx: typer.Context, *, read_only: bool = False,

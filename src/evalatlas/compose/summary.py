@@ -45,6 +45,7 @@ from evalatlas.analysis.summary import (
     rank_rows,
     summary_result,
 )
+from evalatlas.selectors import as_selectors
 from evalatlas.store.catalog import cost_totals, experiment_catalog, group_experiments
 from evalatlas.store.costs import unknown_price_models
 from evalatlas.store.db import Store
@@ -164,8 +165,8 @@ def summary_of(
     result = summary_result(rows, groups, confidence=confidence,
                             unknown_price_models=unpriced)
     result.meta.update(outcome=outcome, missing=missing,
-                       benchmark=list(benchmark) if benchmark else None,
-                       agent=list(agent) if agent else None)
+                       benchmark=as_selectors(benchmark, "benchmark"),
+                       agent=as_selectors(agent, "agent"))
     if blocks:
         result.notes.append(
             "agents that ran several benchmarks have one row per benchmark: success rates "

@@ -178,8 +178,15 @@ def register_functions(con: Any) -> None:
     strings are read after pyarrow freed them (duckdb/duckdb#20606: ``--by model`` keys came
     back as ``\\x00\\x00...onnet-4-5`` or "Invalid unicode"); the native path copies each
     result. With the cache it costs ~1.5 us per row (2M rows: 2.9 s against 1.9 s)."""
-    con.create_function(MODEL_KEY_SQL, _model_key, ["VARCHAR"], "VARCHAR", type="native",
-                        null_handling="default", side_effects=False)
+    try:
+        con.create_function(MODEL_KEY_SQL, _model_key, ["VARCHAR"], "VARCHAR", type="native",
+                            null_handling="default", side_effects=False)
+    except duckdb.CatalogException as exc:
+        # a second connection to a file this process already has open (read-only twice:
+        # ea.summary(path) beside ea.open(path, read_only=True)) shares its catalog, and
+        # the function with it; that store is not damaged
+        if "already exists" not in str(exc):
+            raise
 
 
 class ClosedConnection:
@@ -275,8 +282,8 @@ class Store:
 
     @property
     def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return isinstance(self.con, ClosedConnection)
+        """True after :meth:`close` (and when opening failed)."""
+        return isinstance(getattr(self, "con", None), ClosedConnection | None)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "read-only" if self.read_only else "open"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evalatlas.errors import ArgumentError
 from evalatlas.store.db import MODEL_KEY_SQL, Store
 from evalatlas.store.selection import id_filter
 
@@ -40,7 +41,11 @@ GROUPS: dict[str, tuple[str, str]] = {
 
 
 def group_expr(by: str) -> tuple[str, str, str]:
-    """(name, key SQL, display SQL) for one grouping key, including ``label:<name>``."""
+    """(name, key SQL, display SQL) for one grouping key, including ``label:<name>``;
+    an unknown key is an :class:`~evalatlas.errors.ArgumentError` naming ``by``."""
+    if not isinstance(by, str):
+        raise ArgumentError(f"by takes grouping keys (text), got {type(by).__name__} "
+                            f"{by!r:.60}")
     if by in GROUPS:
         key, disp = GROUPS[by]
         return by, key, disp
@@ -48,8 +53,24 @@ def group_expr(by: str) -> tuple[str, str, str]:
     if m:
         expr = f"coalesce(json_extract_string(x.labels, '$.\"{m.group(1)}\"'), '(none)')"
         return by, expr, expr
+    raise _unknown_grouping(by)
+
+
+def _unknown_grouping(by: str) -> ArgumentError:
     known = ", ".join([*(g for g in GROUPS if not g.startswith("_")), "label:<name>"])
-    raise ValueError(f"unknown grouping {by!r}; use one of {known}")
+    return ArgumentError(f"by: unknown grouping {by!r}; use one of {known}")
+
+
+def check_grouping(by: object) -> str:
+    """``by`` when a caller may group by it (a key of :data:`GROUPS` not starting with
+    ``_``, or ``label:<name>``), else an :class:`~evalatlas.errors.ArgumentError` naming
+    ``by`` and listing the keys. Pure: no SQL runs."""
+    if not isinstance(by, str):
+        raise ArgumentError(f"by takes grouping keys (text), got {type(by).__name__} "
+                            f"{by!r:.60}")
+    if (by in GROUPS and not by.startswith("_")) or _LABEL.match(by):
+        return by
+    raise _unknown_grouping(by)
 
 
 def is_empty(store: Store) -> bool:
