@@ -40,14 +40,3 @@ def check_fraction(value: object, argument: str, example: float) -> float:
                             f"got {value!r}")
     return float(value)
 
-
-def check_count(value: object, argument: str, *, minimum: int = 1,
-                optional: bool = True) -> int | None:
-    """``value`` when it is a whole number >= ``minimum`` (or None when ``optional``);
-    a boolean, a float or text is an :class:`ArgumentError` naming ``argument``."""
-    if value is None and optional:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ArgumentError(f"{argument} must be a whole number >= {minimum}"
-                            f"{' or None' if optional else ''}; got {value!r}")
-    return value

@@ -122,13 +122,17 @@ def test_error_and_limit_become_status_and_error_type() -> None:
     assert ep.status == "max_steps" and ep.error_type == "message_limit" and ep.reward == 0.0
 
 
-def test_cache_tokens_go_to_prompt_as_inspect_total_says() -> None:
+def test_cache_tokens_go_to_prompt_as_inspect_total_says(tmp_path: Path) -> None:
+    # a real Claude usage (the run header of the cvebench log), given to a sample: the
+    # episode's usage is what the production read makes of it (issue 22.7: the test
+    # called a twin of that code, which production did not use)
     exp, _, _ = _read(EEE_INSPECT / "data_cvebench_empty_choices.json")
     usage = exp.extra["inspect"]["model_usage"]["anthropic/claude-opus-4-6"]
-    from evalatlas.adapters.inspect import usage_of
-    u = usage_of({"m": usage}, "m")
-    assert u["prompt_tokens"] + u["completion_tokens"] == usage["total_tokens"] == 231778164
-    assert u["cached_tokens"] == 215715969 and u["cache_creation_tokens"] == 10822276
+    _, (ep,), problems = _read(_json_log(tmp_path, [_sample(1, model_usage={MODEL: usage})]))
+    assert problems == []
+    u = ep.usage
+    assert u.prompt_tokens + u.completion_tokens == usage["total_tokens"] == 231778164
+    assert u.cached_tokens == 215715969 and u.cache_creation_tokens == 10822276
 
 
 def test_disagreement_is_flagged_with_its_reason() -> None:

@@ -208,18 +208,6 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return _inflate(raw, _ZIP_ZSTD, info.file_size, zf.filename, info.filename)
 
 
-def _member_json(zf: zipfile.ZipFile, name: str) -> Any:
-    try:
-        info = zf.getinfo(name)
-    except KeyError:
-        return None
-    raw = _read_member(zf, info)
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise InputError.at(zf.filename, f"invalid JSON in member: {exc}", field=name) from exc
-
-
 def _journal_number(name: str) -> int:
     stem = name.rsplit("/", 1)[-1].removesuffix(".json")
     return int(stem) if stem.isdigit() else 0
@@ -429,17 +417,6 @@ def _timestamp(text: Any) -> float | None:
 def _int(x: Any) -> int | None:
     """A header count (the one coercion rule; None for what it refuses)."""
     return or_none(count, x)
-
-
-def usage_of(model_usage: dict[str, Any], model: str | None) -> dict[str, Any]:
-    """The contract's usage of ``model`` from Inspect's per-model usage (see module doc),
-    as the episodes get it (:func:`_checked`, :func:`_contract_usage`), without the
-    ``None`` fields; a refused value is left out."""
-    u = model_usage.get(model) if model else None
-    if not isinstance(u, dict):
-        return {}
-    checked = _checked(u, f"model_usage.{model}", Fields(None, strict=False))
-    return {k: v for k, v in _contract_usage(checked, model).items() if v is not None}
 
 
 def _scorer_names(log: dict[str, Any]) -> list[str]:
@@ -867,12 +844,6 @@ def sample_key(sample: dict[str, Any], path: Path, record: str) -> tuple[str, in
         raise f.error("epoch", f"epoch {epoch}: Inspect counts epochs from 1")
     epoch = f.required(f.count(epoch, "epoch"), "epoch", "an epoch number")
     return sid, epoch
-
-
-def episode_of(sample: dict[str, Any], exp: ExperimentRecord, headline: str | None,
-               model: str | None, path: Path) -> EpisodeRecord:
-    """One episode from a sample summary (or a full sample of a ``.json`` log)."""
-    return _Episodes(exp, headline, model, path).episode(sample)
 
 
 def _model(cls: type[Any], values: dict[str, Any], fields: frozenset[str]) -> Any:

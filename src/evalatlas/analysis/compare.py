@@ -91,10 +91,6 @@ def _grouped(data: SideData, pair_by: PairBy) -> dict[Any, tuple[float, float, f
             for k, i in index.items()}
 
 
-def _nanmean(values: np.ndarray) -> float:
-    return float(np.nanmean(values)) if np.any(~np.isnan(values)) else math.nan
-
-
 def _mean_or_none(values: np.ndarray) -> float | None:
     v = values[~np.isnan(values)]
     return float(v.mean()) if v.size else None

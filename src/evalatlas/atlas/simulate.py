@@ -28,12 +28,6 @@ class Synthetic:
         return special.expit(self.discrimination[item]
                              * (self.ability[agent] - self.difficulty[item]))
 
-    def expected_success_rate(self) -> np.ndarray:
-        """Each agent's true expected success rate over all items (dense, small N only)."""
-        p = special.expit(self.discrimination[None, :]
-                          * (self.ability[:, None] - self.difficulty[None, :]))
-        return p.mean(axis=1)
-
 
 def simulate_2pl(
     n_agents: int,

@@ -1,6 +1,6 @@
 """Lexical metrics (exact match, token F1): the no-LLM judge and sanity check.
 
-Used by the lexical judge (:mod:`evalatlas.judge.lexical`), for offline use and as a
+Used by the runner's lexical scores (:mod:`evalatlas.runner.engine`), for offline use and as a
 sanity check beside the LLM judge (a judge that scores 5 on an answer sharing no tokens
 with the reference deserves a look). Definitions are SQuAD's
 (Rajpurkar et al. 2016, official evaluation script v1.1):

@@ -99,18 +99,6 @@ def _subset_mean(ms: Sequence[Mapping[str, Any]], key: str) -> list[float]:
     return [_f(m, key) for m in ms if m.get(key) is not None]
 
 
-def generic_extra_aggregates(question_metrics: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """``<key>_avg`` for every numeric or boolean per-question metric (booleans as 0/1),
-    averaged over the questions that have the key (upstream ``_compute_extra_aggregates``).
-    Strings and ``None`` are skipped."""
-    acc: dict[str, list[float]] = {}
-    for m in question_metrics:
-        for k, v in m.items():
-            if isinstance(v, bool | int | float) and v is not None:
-                acc.setdefault(k, []).append(float(v))
-    return {f"{k}_avg": sum(v) / len(v) for k, v in acc.items() if v}
-
-
 class ScenarioProfile(ABC):
     """A pluggable scenario profile. ``capability_signals`` name the aggregates that count
     towards the scorecard's Capability (each a rate or coverage in [0, 1])."""
@@ -369,14 +357,6 @@ def get_profile(name: str | None) -> ScenarioProfile:
 
 def registered_profiles() -> list[str]:
     return sorted(_REGISTRY)
-
-
-def all_capability_signals() -> tuple[str, ...]:
-    """Capability signal keys of every registered profile, in registration order."""
-    out: list[str] = []
-    for p in _REGISTRY.values():
-        out.extend(k for k in p.capability_signals if k not in out)
-    return tuple(out)
 
 
 for _p in (DefaultProfile(), MultiHopChainProfile(), ToolBranchingProfile(),

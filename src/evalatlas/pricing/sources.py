@@ -253,15 +253,6 @@ def in_force(periods: tuple[PricePeriod, ...] | list[PricePeriod], when: datetim
     return periods[0].price
 
 
-def _genai_price(model: str, provider: str | None = None, when: datetime | None = None
-                 ) -> ModelPrice | None:
-    """The genai-prices price of ``model`` in force at ``when`` (default: now)."""
-    periods = _genai_schedule(model, provider)
-    if periods is None:
-        return None
-    return in_force(periods, when or datetime.now(tz=UTC))
-
-
 class PriceBook:
     """An ordered list of price sources; :meth:`price_for` returns the first match.
 
