@@ -1,25 +1,17 @@
 """Lazy command registration and global options anywhere, for the root ``evalatlas`` group.
 
 Why: importing every command module (and with them duckdb, pyarrow, numpy, pydantic)
-made ``evalatlas --version`` cost over a second. Here the command modules of this package
-are *read*, not imported: the ``register(app)`` function of each is parsed with
-:mod:`ast` to learn the names it registers (``app.command("name")(func)`` and
-``app.add_typer(sub, name="name")``) and the one-line help (the function's docstring or
-the sub-app's ``help=``). ``--help`` shows stubs built from that; running a command
-imports its module and calls its ``register`` on a scratch app to get the real command.
-A module whose ``register`` the reader does not understand is simply imported, so the
-"a new module registers itself" rule keeps working for any shape of ``register``.
+made ``evalatlas --version`` cost over a second. The commands, their modules and their
+one-line help are a static table here (:data:`COMMANDS`); ``--help`` shows stubs built
+from it, and running a command imports its module and calls its ``register`` on a scratch
+app to get the real command. A test checks the table against what the modules register
+(it replaced a reader that parsed the modules' source at run time).
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
-import pkgutil
-import re
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -46,139 +38,105 @@ def _no_flag_metavar() -> None:
 
 _no_flag_metavar()
 
-NOT_COMMANDS = {"main", "render", "common", "lazy", "guard"}
-"""Modules of this package that are not command modules."""
-
 _PACKAGE = "evalatlas.cli"
 
 
 @dataclass(frozen=True)
 class CommandInfo:
+    """A command of the root group: its name, the module whose ``register(app)`` adds
+    it, and its one-line help (the first paragraph of the help the module gives)."""
+
     name: str
     module: str
     help: str
 
 
-def _first_paragraph(text: str | None) -> str:
-    if not text:
-        return ""
-    para = text.strip().split("\n\n")[0]
-    return " ".join(line.strip() for line in para.splitlines())
+def _c(name: str, module: str, help: str) -> CommandInfo:
+    return CommandInfo(name, f"{_PACKAGE}.{module}", help)
 
 
-def _str_kw(call: ast.Call, name: str) -> str | None:
-    for kw in call.keywords:
-        if kw.arg == name and isinstance(kw.value, ast.Constant) and isinstance(
-                kw.value.value, str):
-            return kw.value.value
-    return None
+COMMANDS: dict[str, CommandInfo] = {c.name: c for c in (
+    _c('agents', 'agents',
+       'List agents with ids, episodes, tasks and benchmarks: the names other '
+       'commands take.'),
+    _c('atlas', 'atlas',
+       'Agent x task matrix: item response theory, drift, cheap evaluation.'),
+    _c('codequality', 'codequality',
+       'SLOC, comment ratio, cyclomatic complexity, maintainability index, '
+       'Halstead, imports, classes, functions and type-annotation coverage, '
+       'per file and in total.'),
+    _c('compare', 'compare',
+       'Success rate and mean score of each side on the tasks both ran, the '
+       'difference with its interval and test (McNemar or Wilcoxon; Holm-'
+       'adjusted for more than two), cost, and a plain sentence.'),
+    _c('compare-frameworks', 'compare_frameworks',
+       'Compare agent frameworks: summary, scorecard, latency, profile '
+       'metrics, code quality, per-question results, correctness intervals and'
+       ' paired differences.'),
+    _c('export', 'export',
+       'Export the store (seed JSONL, Parquet, Every Eval Ever).'),
+    _c('failures', 'failures',
+       'Why agents fail: per agent, the share of investigated failures in each'
+       ' category (with intervals), the top root causes, and the tasks judged '
+       'infeasible (suspect when most of >= 3 episodes by >= 2 agents say so).'
+       ' Fill findings with `investigate`.'),
+    _c('formats', 'formats',
+       'List the input formats, in the order detection tries them, each with '
+       'an example.'),
+    _c('gate', 'gate',
+       'Fail a CI build only when the candidate is really worse than the '
+       'baseline (paired one-sided tests, Holm across benchmarks, minimum '
+       'detectable drop); `gate plan` sizes a suite.'),
+    _c('ingest', 'ingest',
+       'Ingest evaluation outputs into the store (idempotent, transactional, '
+       'streaming).'),
+    _c('investigate', 'investigate',
+       'Ask an LLM why failed episodes failed and whether their tasks are '
+       "feasible; store the answers as the episodes' findings. Harness "
+       'outcomes are never changed.'),
+    _c('judge', 'judge',
+       'Judge stored episodes this judge has not scored. Verdicts become named'
+       " scores (judge.correctness ...); a harness's reward is never changed, "
+       "and an episode without one gets the judge's outcome, marked "
+       'outcome_source judge:<model>. Failures change nothing.'),
+    _c('judge-rubric', 'judge',
+       'Grade one agent output against a rubric with one or more LLM judges.'),
+    _c('price', 'price',
+       'Cost of INPUT/OUTPUT/cache tokens for MODEL, with the price source.'),
+    _c('quarantine', 'quarantine',
+       'List input that was rejected during ingest, newest batch first.'),
+    _c('report', 'report',
+       'Leaderboard, intervals, paired comparisons, cost vs accuracy, agent x '
+       'task heatmap, per-task drill-down (and tiers, speedups, framework '
+       'scorecards where the data has them) in one HTML file that opens '
+       'offline.'),
+    _c('run', 'run',
+       "Run a framework over a scenario's questions (timeouts, repeats, "
+       'judge), resumably.'),
+    _c('schema', 'schema',
+       'Print (or write) the JSON Schema of the records.'),
+    _c('speedups', 'speedups',
+       'Speedup, advantage (levels 1-4, bootstrap interval over tasks), beat-'
+       'oracle share, success, pass@k, cost and trajectory length per '
+       'agent:model (FC-Eval seed).'),
+    _c('summary', 'summary',
+       'Success rate with a Wilson interval, errors, tokens, cost and time per'
+       ' group.'),
+    _c('tiers', 'tiers',
+       'Per tier: runs, pass rate [CI], impl rate, median composite, grade, '
+       'cost, cost of pass and uplift [CI] against the baseline; then cross-'
+       'tier variance and cost delta.'),
+)}
+"""Every command of the root group. A static table: ``--help`` lists these without
+importing a command module; ``tests/cli/test_main.py`` checks that it is exactly what the
+modules' ``register`` functions add, with the same help, so a new command module (or a
+changed help line) fails that test until its row is here."""
 
 
-def _statement(source: str, start: int) -> ast.stmt | None:
-    """Parse the statement (or ``def`` header + docstring) that begins at ``start``."""
-    lines = source[start:].splitlines()
-    for n in range(1, min(len(lines), 80) + 1):
-        try:
-            tree = ast.parse("\n".join(lines[:n]))
-        except SyntaxError:
-            continue
-        return tree.body[0] if tree.body else None
-    return None
-
-
-def _function(source: str, name: str) -> ast.FunctionDef | None:
-    """``def name`` with its signature and docstring only (the body is not parsed)."""
-    m = re.search(rf"^def {re.escape(name)}\(", source, re.M)
-    if m is None:
-        return None
-    q = re.compile(r'^[ \t]+[rRuU]?("""|\'\'\')', re.M).search(source, m.end())
-    stop = source.find("\ndef ", m.end())
-    if q is None or (stop != -1 and q.start() > stop):
-        text = source[m.start(): stop if stop != -1 else len(source)]
-    else:
-        close = source.find(q.group(1), q.end())
-        if close == -1:
-            return None
-        text = source[m.start(): close + 3]
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    node = tree.body[0] if tree.body else None
-    return node if isinstance(node, ast.FunctionDef) else None
-
-
-def scan_module(path: Path, module: str) -> list[CommandInfo] | None:
-    """The commands ``module``'s ``register`` adds, or None when it cannot tell.
-
-    Only the ``register`` function, the registered functions' signatures and docstrings,
-    and sub-app assignments are parsed: parsing whole modules cost more than importing
-    typer on a busy machine.
-    """
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, ValueError):
-        return None
-    if not re.search(r"^def register\(", source, re.M):
-        return []
-    register = _function(source, "register")
-    if register is None:
-        return None
-    found: list[CommandInfo] = []
-    for stmt in register.body:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue  # docstring
-        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-            return None
-        call = stmt.value
-        # app.command("name")(func)
-        if (isinstance(call.func, ast.Call) and isinstance(call.func.func, ast.Attribute)
-                and call.func.func.attr == "command" and call.func.args
-                and isinstance(call.func.args[0], ast.Constant) and len(call.args) == 1
-                and isinstance(call.args[0], ast.Name)):
-            name = call.func.args[0].value
-            text = _str_kw(call.func, "help")
-            if text is None:
-                fn = _function(source, call.args[0].id)
-                if fn is None:
-                    return None
-                text = ast.get_docstring(fn)
-            found.append(CommandInfo(str(name), module, _first_paragraph(text)))
-            continue
-        # app.add_typer(sub, name="name")
-        if (isinstance(call.func, ast.Attribute) and call.func.attr == "add_typer"
-                and _str_kw(call, "name") and call.args and isinstance(call.args[0], ast.Name)):
-            text = _str_kw(call, "help")
-            m = re.search(rf"^{re.escape(call.args[0].id)}\s*=", source, re.M)
-            if text is None and m is not None:
-                node = _statement(source, m.start())
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                    text = _str_kw(node.value, "help")
-            found.append(CommandInfo(str(_str_kw(call, "name")), module,
-                                     _first_paragraph(text)))
-            continue
-        return None
-    return found
-
-
-@cache
 def manifest() -> tuple[dict[str, CommandInfo], tuple[str, ...]]:
-    """(command name -> info, modules that must be imported to know their commands)."""
-    import evalatlas.cli as pkg
-
-    commands: dict[str, CommandInfo] = {}
-    opaque: list[str] = []
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-        if info.name.startswith("_") or info.name in NOT_COMMANDS:
-            continue
-        module = f"{_PACKAGE}.{info.name}"
-        found = scan_module(Path(pkg.__path__[0]) / f"{info.name}.py", module)
-        if found is None:
-            opaque.append(module)
-            continue
-        for c in found:
-            commands[c.name] = c
-    return commands, tuple(opaque)
+    """(command name -> info, modules to import to learn their commands): every command
+    is in :data:`COMMANDS`, so the second is empty."""
+    return COMMANDS, ()
 
 
 class _Stub(typer.core.TyperCommand):
@@ -189,13 +147,6 @@ class LazyGroup(TyperGroup):
     """A TyperGroup that imports command modules on first use and hoists global options."""
 
     _loaded: set[str]
-
-    def _ensure_opaque(self) -> None:
-        if getattr(self, "_opaque_done", False):
-            return
-        self._opaque_done = True
-        for module in manifest()[1]:
-            self._load_module(module)
 
     def _load_module(self, module: str) -> None:
         loaded = self.__dict__.setdefault("_loaded", set())
@@ -213,13 +164,11 @@ class LazyGroup(TyperGroup):
             self.commands[name] = cmd
 
     def list_commands(self, ctx: Any) -> list[str]:
-        self._ensure_opaque()
         names = dict.fromkeys(self.commands)
         names.update(dict.fromkeys(manifest()[0]))
         return sorted(names)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        self._ensure_opaque()
         if cmd_name in self.commands and not isinstance(self.commands[cmd_name], _Stub):
             return self.commands[cmd_name]
         info = manifest()[0].get(cmd_name)

@@ -2,9 +2,9 @@
 
 Command groups live in sibling modules that define ``register(app)``; a new command never
 edits this file. Start-up stays fast because those modules are not imported until their
-command runs: :mod:`evalatlas.cli.lazy` reads each module's ``register`` (without
-importing it) to learn the command names and their one-line help, and shows lightweight
-stubs in ``--help``.
+command runs: :mod:`evalatlas.cli.lazy` holds a table of the command names, their
+modules and their one-line help (a test keeps it equal to what the modules register), and
+shows lightweight stubs in ``--help``.
 
 Global options (``--db`` and any other option of the root callback) may be given before
 or after the subcommand: ``evalatlas summary --db runs.duckdb`` works like
