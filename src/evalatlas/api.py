@@ -744,14 +744,15 @@ def compare_frameworks(
     ``to_markdown()`` is the full Markdown report. ``data``: a store (or path, or
     episodes frame) or the list :func:`framework_data` / :func:`read_framework_results`
     return. ``scorecard_mode``: relative, absolute or upstream."""
-    from evalatlas.analysis.framework_report import build_report
+    from evalatlas.analysis.framework_report import framework_comparison
     from evalatlas.report.frameworks import FrameworkComparison
 
     fds = data if isinstance(data, list) else framework_data(
         data, scenario=scenario, mode=mode, frameworks=frameworks, scenario_def=scenario_def)
     order = [q.id for q in scenario_def.questions] if scenario_def is not None else None
-    return FrameworkComparison(build_report(fds, scorecard_mode=scorecard_mode,
-                                            confidence=confidence, question_order=order))
+    return FrameworkComparison(framework_comparison(fds, scorecard_mode=scorecard_mode,
+                                                    confidence=confidence,
+                                                    question_order=order))
 
 
 def build_report(
@@ -765,7 +766,7 @@ def build_report(
     (one self-contained page), ``.to_dict()`` (its specs and data, ``--format json``),
     ``.write_static(dir)`` (SVG + PNG per chart, needs ``evalatlas[report]``)."""
     from evalatlas.report.build import ReportOptions
-    from evalatlas.report.document import build_report as _build
+    from evalatlas.report.document import report_of
 
     if isinstance(by, str) and "," in by:
         raise ArgumentError("by takes one grouping key for the report")
@@ -776,4 +777,4 @@ def build_report(
         ids = select_experiments(store, experiment)
         opts = ReportOptions(title=title, by=by, experiment=None if ids is None else tuple(ids),
                              confidence=confidence, alpha=alpha)
-        return _build(store, opts)
+        return report_of(store, opts)

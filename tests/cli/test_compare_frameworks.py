@@ -133,7 +133,7 @@ def test_runner_style_episodes_keep_boolean_profile_metrics():
         EpisodeRecord,
         ExperimentRecord,
     )
-    from evalatlas.report.frameworks import build_report
+    from evalatlas.report.frameworks import framework_comparison
 
     exp = ExperimentRecord(
         experiment_id="e1", experiment_name="langgraph/multihop_qa/capability",
@@ -149,7 +149,7 @@ def test_runner_style_episodes_keep_boolean_profile_metrics():
         extra={"is_multi_hop": True, "chain_success": cov == 1.0, "reward_missing": False,
                "judge_cached": True}) for i, cov in ((1, 1.0), (2, 0.5))]
     data = group_records([exp], eps)
-    rep = build_report(data)
+    rep = framework_comparison(data)
     sm = rep["frameworks"][0]["scenario_metrics"]
     assert sm["multi_hop_questions"] == 2.0 and sm["multi_hop_chain_success_rate"] == 0.5
     assert "judge_cached_avg" not in sm and "reward_missing_avg" not in sm

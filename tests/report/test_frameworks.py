@@ -12,7 +12,7 @@ from upstream_reports import parse_report, rebuild_results, write_results
 
 import evalatlas as ea
 from evalatlas.metrics.scorecard import ScorecardInput, scorecard
-from evalatlas.report.frameworks import build_report, label_for, render_markdown
+from evalatlas.report.frameworks import framework_comparison, label_for, render_markdown
 
 REPORTS = ["rag_qa_baseline", "multihop_qa_capability", "multi_agent_coordination_capability"]
 
@@ -21,7 +21,7 @@ def _report(path: Path, tmp_path: Path, mode: str = "upstream") -> dict:
     files = write_results(path, tmp_path)
     data, problems = ea.read_framework_results(files)
     assert problems == []
-    return build_report(data, scorecard_mode=mode)
+    return framework_comparison(data, scorecard_mode=mode)
 
 
 def _num(cell: str) -> float:
@@ -147,7 +147,7 @@ def test_rows_matched_by_question_id_not_position(upstream_reports, tmp_path):
         f.write_text(json.dumps(r), encoding="utf-8")
         files.append(f)
     data, _ = ea.read_framework_results(files)
-    rep = build_report(data, scorecard_mode="upstream")
+    rep = framework_comparison(data, scorecard_mode="upstream")
     printed = parse_report(path)["questions"]
     for pq, q in zip(printed, rep["questions"], strict=True):
         assert pq["id"] == q["question_id"]
@@ -166,7 +166,7 @@ def test_answers_escaped_and_truncated(tmp_path):
     f = tmp_path / "r.json"
     f.write_text(json.dumps(r), encoding="utf-8")
     data, _ = ea.read_framework_results([f])
-    md = render_markdown(build_report(data))
+    md = render_markdown(framework_comparison(data))
     assert not any(line.startswith("## Shipping") for line in md.splitlines())
     assert "<script>" not in md and "&lt;script&gt;" in md
     line = next(x for x in md.splitlines() if x.startswith("- **"))
@@ -190,7 +190,7 @@ def test_store_round_trip_gives_the_same_report(upstream_reports, tmp_path):
     assert len(data) == 4
     by_name = {d.display_name: d for d in data}
     ordered = [by_name[f["name"]] for f in direct["frameworks"]]
-    stored = build_report(ordered, scorecard_mode="upstream")
+    stored = framework_comparison(ordered, scorecard_mode="upstream")
     for a, b in zip(direct["frameworks"], stored["frameworks"], strict=True):
         assert a["scorecard"]["capability"] == pytest.approx(b["scorecard"]["capability"])
         assert a["scorecard"]["efficiency"] == pytest.approx(b["scorecard"]["efficiency"])

@@ -10,7 +10,7 @@ import pytest
 from synthetic import build_store
 
 from evalatlas.report.build import TIED_NAMES, ReportOptions, build_report_data
-from evalatlas.report.document import build_report
+from evalatlas.report.document import report_of
 from evalatlas.report.names import FULL_NAME_LIMIT, NAME_LIMIT, display_name
 from evalatlas.report.specs import BOARD_ROWS, COST_POINTS, FOREST_ROWS, all_views
 from evalatlas.store.db import Store
@@ -78,7 +78,7 @@ def test_many_tasks_heatmap_binned_and_pairs_once(tmp_path: Path) -> None:
     db = tmp_path / "t.duckdb"
     build_store(db, 20, 3_000)
     with Store(db, read_only=True) as store:
-        report = build_report(store, ReportOptions(max_cells=6_000))
+        report = report_of(store, ReportOptions(max_cells=6_000))
     heat = report.data["sections"][0]["heatmap"]
     assert heat["binned"] and not heat["agents_binned"] and len(heat["tasks"]) == 300
     pairs = _views(report.data)["s0-pairs"]["rows"]
@@ -96,7 +96,7 @@ def test_megabyte_names_are_stored_once_and_shortened(tmp_path: Path) -> None:
         store.con.execute("UPDATE episodes SET task_id = ? || 'task' "
                           "WHERE task_id = 'task-00000'", [big])
     with Store(db, read_only=True) as store:
-        report = build_report(store)
+        report = report_of(store)
     html = report.to_html()
     assert len(html.encode()) < 1.2 * 2**20  # the runtime is ~0.9 MB of it
     assert "y" * (FULL_NAME_LIMIT + 1) not in html
@@ -120,7 +120,7 @@ def test_bidi_controls_are_shown_not_obeyed(tmp_path: Path) -> None:
         store.con.execute("UPDATE episodes SET task_id = ? WHERE task_id = 'task-00001'",
                           ["task\u2066\u202eevil\u2069"])
     with Store(db, read_only=True) as store:
-        report = build_report(store)
+        report = report_of(store)
     names = {b["name"] for b in report.data["sections"][0]["leaderboard"]}
     assert "\\u202eo4-tpg" in names and "gpt-4o" in names
     html = report.to_html()

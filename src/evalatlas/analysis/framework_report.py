@@ -1,6 +1,6 @@
 """The numbers of the framework comparison report (seed 003, reference section 14).
 
-:func:`build_report` computes every number through the metric and statistics functions
+:func:`framework_comparison` computes every number through the metric and statistics functions
 (never re-deriving a formula) into one JSON-able model; :mod:`evalatlas.report.frameworks`
 renders it as Markdown, so the JSON output carries every number of the Markdown report.
 
@@ -146,7 +146,7 @@ def _question_row(q: QuestionResult) -> dict[str, Any]:
     }
 
 
-def build_report(
+def framework_comparison(
     data: Sequence[FrameworkData],
     *,
     scorecard_mode: str = "relative",

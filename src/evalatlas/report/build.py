@@ -38,7 +38,7 @@ from evalatlas.compose.tiers import tiers_of
 from evalatlas.metrics.pareto import pareto_frontier
 from evalatlas.report.decision import decision_summary
 from evalatlas.report.failures import failures_data
-from evalatlas.report.frameworks import build_report as build_framework_report
+from evalatlas.report.frameworks import framework_comparison as build_framework_report
 from evalatlas.report.names import display_name, full_name, unique_labels
 from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.db import Store

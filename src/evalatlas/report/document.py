@@ -93,7 +93,7 @@ class Report(ResultViews):
         return write_static(self.data, self.views, Path(directory), scale=scale)
 
 
-def build_report(store: Store, opts: ReportOptions | None = None) -> Report:
+def report_of(store: Store, opts: ReportOptions | None = None) -> Report:
     """Gather the report of ``store`` (:func:`~evalatlas.report.build.build_report_data`)
     and its views."""
     data = build_report_data(store, opts)

@@ -1,7 +1,7 @@
 """The framework comparison report (seed 003, reference section 14): a JSON-able model and
 its Markdown rendering.
 
-:func:`build_report` computes every number (through the metric and statistics
+:func:`framework_comparison` computes every number (through the metric and statistics
 functions, never re-deriving a formula); :func:`render_markdown` only formats what is in
 the model, so the JSON output carries every number of the Markdown report.
 
@@ -26,7 +26,7 @@ from evalatlas.analysis.framework_report import (
     ANSWER_LIMIT,
     SCHEMA,
     SCORECARD_CAVEAT,
-    build_report,
+    framework_comparison,
 )
 from evalatlas.results import html_repr, short_repr
 from evalatlas.text import markdown_table, md_escape
@@ -34,7 +34,7 @@ from evalatlas.text import markdown_table, md_escape
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ANSWER_LIMIT", "SCHEMA", "SCORECARD_CAVEAT", "build_report", "label_for",
+__all__ = ["ANSWER_LIMIT", "SCHEMA", "SCORECARD_CAVEAT", "framework_comparison", "label_for",
            "render_markdown", "truncate_answer"]
 
 
@@ -142,7 +142,7 @@ class FrameworkComparison(dict[str, Any]):
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    """Markdown of a :func:`build_report` model (upstream layout, escaped, by id)."""
+    """Markdown of a :func:`framework_comparison` model (upstream layout, escaped, by id)."""
     fws = report["frameworks"]
     names = [f["name"] for f in fws]
     head = ["Metric", *names]

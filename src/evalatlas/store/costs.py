@@ -22,7 +22,7 @@ from evalatlas.pricing import (
 )
 
 
-class Store(Protocol):
+class BatchTarget(Protocol):
     """What pricing needs of :class:`evalatlas.store.db.Store` (not imported: ``db``
     imports this module, and a cycle, even for type checking, is not allowed)."""
 
@@ -30,7 +30,7 @@ class Store(Protocol):
     unknown_model_cost: str
 
 
-def complete_batch(store: Store, batch_id: int, experiment_ids: list[str]) -> None:
+def complete_batch(store: BatchTarget, batch_id: int, experiment_ids: list[str]) -> None:
     """Fill ``llm_model`` and computed costs for episodes touched by this batch.
 
     Touched = written in this batch, or belonging to an experiment written in it.
@@ -83,7 +83,8 @@ def _period_sql(periods: tuple[PricePeriod, ...]) -> str:
 
 
 def _price_model(
-    store: Store, model: str, scope: str, params: list[object], unknown_model_cost: str = "none"
+    store: BatchTarget, model: str, scope: str, params: list[object],
+    unknown_model_cost: str = "none",
 ) -> None:
     """The vectorised form of :func:`evalatlas.pricing.fill_missing_cost` for one model.
 
