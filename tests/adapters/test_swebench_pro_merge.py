@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evalatlas.adapters.registry import detect
-from evalatlas.adapters.swebench import SAME_RUN_MIN_INSTANCES, read_pro_folder
+from evalatlas.adapters.swebench_pro import SAME_RUN_MIN_INSTANCES, read_pro_folder
 from evalatlas.api import summary
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.store.db import Store
