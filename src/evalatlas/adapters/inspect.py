@@ -12,7 +12,8 @@ One experiment per log (task x model run) and one episode per (sample id, epoch)
   fields as the summaries).
 - **Members** may be deflate (older Inspect) or zstd (Inspect >= 0.3.2xx writes zstd by
   default; Python's ``zipfile`` gained zstd only in 3.14, so zstd members are read with
-  ``zstandard``, across frames).
+  ``zstandard``, across frames). The file is read by
+  :mod:`evalatlas.adapters.inspect_archive`; this module maps the log to records.
 - **Scores.** Each scorer's value is kept as written (``extra["score_values"]``) and as a
   float in ``scores[<scorer>]`` with Inspect's own ``value_to_float`` mapping (C = 1,
   P = 0.5, I = N = 0, booleans, numbers, numeric strings, yes/no/true/false) except
@@ -54,13 +55,8 @@ One experiment per log (task x model run) and one episode per (sample id, epoch)
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 import math
 import re
-import struct
-import zipfile
-import zlib
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -68,10 +64,9 @@ from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
 from evalatlas.adapters.coerce import NOTES_KEY, Fields, count, describe, number, or_none
+from evalatlas.adapters.inspect_archive import read_log
 from evalatlas.errors import InputError, Problem, UnsafeIdError
 from evalatlas.records.ids import check_safe_id, experiment_id_for
-from evalatlas.records.jsonio import read_json_file
-from evalatlas.records.limits import current as current_limits
 from evalatlas.records.models import (
     AgentInfo,
     BenchmarkSubset,
@@ -83,7 +78,6 @@ from evalatlas.records.models import (
 from evalatlas.records.validate import parse_record
 
 _ID_NAMESPACE = "inspect_ai"
-_ZIP_ZSTD = 93
 _MAX_ERROR_CHARS = 2000
 _EXC_NAME = re.compile(r"^([A-Za-z_][\w.]*)\(")
 _TIME_LIMITS = {"time", "working"}
@@ -142,264 +136,6 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, list):
         return [_json_value(v) for v in value]
     return value
-
-
-# --- reading the archive -------------------------------------------------------------
-
-
-def _member_limit(path: Path | str | None, name: str, declared: int) -> int:
-    """The most bytes a member may inflate to: its declared size, refused up front when
-    that is over ``--max-record-bytes`` (a member is one JSON document read whole)."""
-    limit = current_limits().max_record_bytes
-    if declared > limit:
-        raise InputError.at(path, f"member declares {declared:,} bytes, over the "
-                            f"{limit:,}-byte limit for one record (raise it with "
-                            "--max-record-bytes)", field=name)
-    return declared
-
-
-def _check_size(data: bytes, declared: int, path: Path | str | None, name: str) -> bytes:
-    if len(data) > declared:
-        raise InputError.at(path, f"member inflates past its declared {declared:,} bytes "
-                            "(a zip bomb or a damaged archive); not read", field=name)
-    if len(data) != declared:
-        raise InputError.at(path, f"member decoded to {len(data):,} bytes, expected "
-                            f"{declared:,}", field=name)
-    return data
-
-
-def _inflate(raw: bytes, method: int, declared: int, path: Path | str | None,
-             name: str) -> bytes:
-    """A member's bytes, decompressed in a stream that stops one byte past its declared
-    size (so a member that claims 2,000 bytes and inflates to 3 GiB costs 2 KB, not
-    3 GiB) and never past ``--max-record-bytes``."""
-    limit = _member_limit(path, name, declared)
-    if method == 0:
-        data = raw[:limit + 1]
-    elif method == zipfile.ZIP_DEFLATED:
-        try:
-            data = zlib.decompressobj(-15).decompress(raw, limit + 1)
-        except zlib.error as exc:
-            raise InputError.at(path, f"damaged deflate data ({exc})", field=name) from None
-    elif method == _ZIP_ZSTD:
-        data = _zstd(raw, path, name, limit + 1)
-    else:
-        raise InputError.at(path, f"unsupported zip compression {method}", field=name)
-    return _check_size(data, declared, path, name)
-
-
-def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """A member's bytes (zip64 archives, through ``zipfile``), bounded as :func:`_inflate`;
-    zstd members (method 93) decoded with ``zstandard``."""
-    limit = _member_limit(zf.filename, info.filename, info.file_size)
-    if info.compress_type != _ZIP_ZSTD:
-        with zf.open(info) as fh:
-            return _check_size(fh.read(limit + 1), info.file_size, zf.filename, info.filename)
-    fp = zf.fp
-    assert fp is not None
-    fp.seek(info.header_offset)
-    header = fp.read(30)
-    if header[:4] != b"PK\x03\x04":
-        raise InputError.at(zf.filename, "bad local file header", field=info.filename)
-    name_len = int.from_bytes(header[26:28], "little")
-    extra_len = int.from_bytes(header[28:30], "little")
-    fp.seek(info.header_offset + 30 + name_len + extra_len)
-    raw = fp.read(info.compress_size)
-    return _inflate(raw, _ZIP_ZSTD, info.file_size, zf.filename, info.filename)
-
-
-def _journal_number(name: str) -> int:
-    stem = name.rsplit("/", 1)[-1].removesuffix(".json")
-    return int(stem) if stem.isdigit() else 0
-
-
-_WANTED = ("header.json", "summaries.json", "reductions.json", "_journal/")
-
-
-class _Archive:
-    """The few members of an Inspect ``.eval`` evalatlas reads, found by one pass over the
-    zip's central directory (``zipfile`` builds an object for each of the thousands of
-    ``samples/*`` entries, most of the cost of a read); zip64 archives fall back to
-    ``zipfile``."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.fh = path.open("rb")
-        self.members: dict[str, tuple[int, int, int, int]] = {}
-        self.duplicates: list[str] = []
-        self.zf: zipfile.ZipFile | None = None
-        if not self._scan():
-            self.zf = zipfile.ZipFile(self.fh)
-            seen: set[str] = set()
-            for name in self.zf.namelist():
-                if name in seen and name.startswith(_WANTED):
-                    self.duplicates.append(name)
-                seen.add(name)
-
-    def _scan(self) -> bool:
-        fh = self.fh
-        fh.seek(0, 2)
-        size = fh.tell()
-        tail_len = min(size, 65_557)
-        fh.seek(size - tail_len)
-        tail = fh.read(tail_len)
-        at = tail.rfind(b"PK\x05\x06")
-        if at < 0 or len(tail) - at < 22:
-            raise zipfile.BadZipFile("no end of central directory record")
-        (_, _, _, _, total, cd_size, cd_offset, _) = struct.unpack(
-            "<4sHHHHIIH", tail[at:at + 22])
-        if total == 0xFFFF or cd_offset == 0xFFFFFFFF or cd_size == 0xFFFFFFFF:
-            return False  # zip64
-        fh.seek(cd_offset)
-        cd = fh.read(cd_size)
-        pos = 0
-        for _ in range(total):
-            if cd[pos:pos + 4] != b"PK\x01\x02":
-                raise zipfile.BadZipFile("bad central directory entry")
-            method, csize, usize, nlen, xlen, clen = struct.unpack(
-                "<H8xIIHHH", cd[pos + 10:pos + 34])
-            offset = struct.unpack("<I", cd[pos + 42:pos + 46])[0]
-            name = cd[pos + 46:pos + 46 + nlen].decode("utf-8", "replace")
-            if name.startswith(_WANTED):
-                if 0xFFFFFFFF in (csize, usize, offset):
-                    return False
-                if name in self.members:
-                    self.duplicates.append(name)
-                self.members[name] = (method, csize, usize, offset)
-            pos += 46 + nlen + xlen + clen
-        return True
-
-    def names(self) -> list[str]:
-        return self.zf.namelist() if self.zf is not None else list(self.members)
-
-    def read(self, name: str) -> bytes | None:
-        if self.zf is not None:
-            try:
-                info = self.zf.getinfo(name)
-            except KeyError:
-                return None
-            return _read_member(self.zf, info)
-        entry = self.members.get(name)
-        if entry is None:
-            return None
-        method, csize, usize, offset = entry
-        self.fh.seek(offset)
-        header = self.fh.read(30)
-        if header[:4] != b"PK\x03\x04":
-            raise InputError.at(self.path, "bad local file header", field=name)
-        nlen, xlen = struct.unpack("<HH", header[26:30])
-        self.fh.seek(offset + 30 + nlen + xlen)
-        _member_limit(self.path, name, usize)  # before reading the compressed bytes
-        return _inflate(self.fh.read(csize), method, usize, self.path, name)
-
-    def json(self, name: str) -> Any:
-        raw = self.read(name)
-        if raw is None:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError as exc:
-            raise InputError.at(self.path, f"invalid JSON in member: {exc}",
-                                field=name) from exc
-
-    def close(self) -> None:
-        if self.zf is not None:
-            self.zf.close()
-        self.fh.close()
-
-
-def _zstd(raw: bytes, path: Path | str | None, name: str, most: int) -> bytes:
-    """At most ``most`` bytes of a zstd member, across frames, decoded in a stream."""
-    try:
-        import zstandard
-    except ImportError as exc:  # pragma: no cover - a runtime dependency
-        raise InputError.at(path, "zstd-compressed member (Inspect's default); install "
-                            "zstandard", field=name) from exc
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw),
-                                                        read_across_frames=True)
-    out = bytearray()
-    try:
-        while len(out) < most:
-            chunk = reader.read(min(most - len(out), 1 << 20))
-            if not chunk:
-                break
-            out += chunk
-    except zstandard.ZstdError as exc:
-        raise InputError.at(path, f"damaged zstd data ({exc})", field=name) from None
-    return bytes(out)
-
-
-_KNOWN_VERSIONS = (1, 2)
-"""Inspect log format versions read (``EvalLog.version``; 2 since Inspect 0.3.x)."""
-
-
-def _check_version(log: dict[str, Any], path: Path) -> None:
-    """Refuse a log of a format version evalatlas does not know: its fields may have
-    moved, and reading it as version 2 would give a log with no model and no scores."""
-    version = log.get("version")
-    if version is None or (type(version) is int and version in _KNOWN_VERSIONS):
-        return
-    raise InputError.at(path, f"Inspect log format version {version!r}; evalatlas "
-                        "reads versions 1 and 2 (fields may have moved), so the log is "
-                        "not read", field="version")
-
-
-def read_eval_archive(path: Path) -> dict[str, Any]:
-    """The parts of a ``.eval`` evalatlas uses, as one EvalLog-shaped dict.
-
-    ``samples`` holds the sample summaries (not the transcripts). Without
-    ``header.json`` (in progress or crashed) the spec comes from ``_journal/start.json``
-    and ``status`` is ``started``.
-    """
-    zf = _Archive(path)
-    try:
-        if zf.duplicates:
-            name = zf.duplicates[0]
-            raise InputError.at(path, f"two members named {name}: the archive is ambiguous "
-                                "(a zip reader would silently take the last); not read",
-                                field=name)
-        log = zf.json("header.json")
-        if log is None:
-            log = zf.json("_journal/start.json")
-            if not isinstance(log, dict):
-                raise InputError.at(path, "neither header.json nor _journal/start.json: "
-                                    "not an Inspect log, or written before it started")
-            log.setdefault("status", "started")
-            log["_from_journal"] = True  # no header: a crashed or running log
-        if not isinstance(log, dict):
-            raise InputError.at(path, "header.json is not a JSON object")
-        _check_version(log, path)
-        summaries = zf.json("summaries.json")
-        if summaries is None:
-            summaries = []
-            names = [n for n in zf.names() if n.startswith("_journal/summaries/")]
-            for name in sorted(names, key=_journal_number):
-                part = zf.json(name)
-                if isinstance(part, list):
-                    summaries.extend(part)
-        log["samples"] = summaries
-        reductions = zf.json("reductions.json")
-        if reductions is not None:
-            log["reductions"] = reductions
-    finally:
-        zf.close()
-    return log
-
-
-def read_log(path: Path) -> dict[str, Any]:
-    """An Inspect log (``.eval`` or ``.json``) as an EvalLog-shaped dict."""
-    if path.name.lower().endswith(".eval"):
-        try:
-            return read_eval_archive(path)
-        except zipfile.BadZipFile as exc:
-            raise InputError.at(path, f"not a readable zip archive: {exc}") from exc
-        except OSError as exc:
-            raise InputError.at(path, f"cannot read: {exc.strerror or exc}") from exc
-    data = read_json_file(path)
-    if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
-        raise InputError.at(path, "expected an Inspect EvalLog object with an 'eval' field")
-    _check_version(data, path)
-    return data
 
 
 # --- mapping -------------------------------------------------------------------------
