@@ -33,8 +33,8 @@ LAYERS: dict[str, int] = {
     "analysis": 6,
     # 7: built on the analyses
     "atlas": 7, "compose": 7, "report": 7, "judge": 7, "runner": 7, "exports": 7,
-    # 8: the public API (evalatlas/__init__.py, api.py, tools.py)
-    "__init__": 8, "api": 8, "tools": 8,
+    # 8: the public API (evalatlas/__init__.py, api.py)
+    "__init__": 8, "api": 8,
     # 9: the command line; imported by nothing
     "cli": 9,
 }

@@ -47,17 +47,17 @@ _LAZY: dict[str, str] = {
     "configure_prices": "evalatlas.api",
     "validate_eee": "evalatlas.api",
     "IngestReport": "evalatlas.store.ingest",
-    # what needs no store (evalatlas.tools: no DuckDB, numpy or pandas loaded)
-    "formats": "evalatlas.tools",
-    "record_schemas": "evalatlas.tools",
-    "price": "evalatlas.tools",
-    "price_presets": "evalatlas.tools",
-    "code_quality": "evalatlas.tools",
-    "CODE_QUALITY_FRAMEWORKS": "evalatlas.tools",
-    "CODE_QUALITY_MAX_LINE_CHARS": "evalatlas.tools",
-    "FormatsResult": "evalatlas.tools",
-    "PriceResult": "evalatlas.tools",
-    "CodeQualityReport": "evalatlas.tools",
+    # what needs no store, each in its domain (no DuckDB, numpy or pandas loaded)
+    "formats": "evalatlas.adapters.formats",
+    "FormatsResult": "evalatlas.adapters.formats",
+    "record_schemas": "evalatlas.records.schemas",
+    "price": "evalatlas.pricing.quote",
+    "price_presets": "evalatlas.pricing.quote",
+    "PriceResult": "evalatlas.pricing.quote",
+    "code_quality": "evalatlas.codequality.report",
+    "CODE_QUALITY_FRAMEWORKS": "evalatlas.codequality.report",
+    "CODE_QUALITY_MAX_LINE_CHARS": "evalatlas.codequality.report",
+    "CodeQualityReport": "evalatlas.codequality.report",
     "ReadLimits": "evalatlas.records.limits",
     # running agent frameworks over a scenario (evalatlas run)
     "run": "evalatlas.api",
@@ -200,6 +200,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; never executed
+    from evalatlas.adapters.formats import FormatsResult, formats
     from evalatlas.analysis.compare import CompareResult
     from evalatlas.analysis.failures import FailuresResult
     from evalatlas.analysis.frameworks import FrameworkData
@@ -235,11 +236,18 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         tiers,
         validate_eee,
     )
+    from evalatlas.codequality.report import (
+        CODE_QUALITY_FRAMEWORKS,
+        CODE_QUALITY_MAX_LINE_CHARS,
+        CodeQualityReport,
+        code_quality,
+    )
     from evalatlas.errors import EvalAtlasError, InputError, OutputError, Problem, StoreError
     from evalatlas.judge.answer import judge_answer
     from evalatlas.judge.client import JudgeClient, JudgeConfig
     from evalatlas.judge.investigator import InvestigateResult
     from evalatlas.judge.rubric import judge_rubric, load_rubric
+    from evalatlas.pricing.quote import PriceResult, price, price_presets
     from evalatlas.records import (
         AgentInfo,
         BenchmarkSubset,
@@ -250,19 +258,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         UsageSummary,
     )
     from evalatlas.records.limits import ReadLimits
+    from evalatlas.records.schemas import record_schemas
     from evalatlas.report.document import Report
     from evalatlas.report.frameworks import FrameworkComparison
     from evalatlas.runner.engine import RunSummary
     from evalatlas.store.ingest import IngestReport
-    from evalatlas.tools import (
-        CODE_QUALITY_FRAMEWORKS,
-        CODE_QUALITY_MAX_LINE_CHARS,
-        CodeQualityReport,
-        FormatsResult,
-        PriceResult,
-        code_quality,
-        formats,
-        price,
-        price_presets,
-        record_schemas,
-    )

@@ -8,9 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 import evalatlas as ea
+from evalatlas.adapters.formats import FORMAT_EXAMPLES as EXAMPLES
 from evalatlas.adapters.registry import detect
 from evalatlas.cli.main import app
-from evalatlas.tools import FORMAT_EXAMPLES as EXAMPLES
 
 REPO = Path(__file__).resolve().parents[2]
 

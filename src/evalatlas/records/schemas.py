@@ -14,3 +14,10 @@ def all_schemas() -> dict[str, dict[str, Any]]:
     """Record name -> JSON Schema (validation mode: what evalatlas accepts)."""
     models: dict[str, type[BaseModel]] = {**RECORD_MODELS, "EvalLog": EvalLog}
     return {name: model.model_json_schema() for name, model in models.items()}
+
+
+def record_schemas() -> dict[str, dict[str, Any]]:
+    """Record name (``ExperimentRecord``, ``EpisodeRecord``, ``Measurement``, ...,
+    ``EvalLog``) -> its JSON Schema (validation mode: what evalatlas accepts); the files
+    ``evalatlas schema --write DIR`` writes."""
+    return all_schemas()
