@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, cast
 
 from evalatlas.analysis.compare import CompareResult
 from evalatlas.analysis.frameworks import FrameworkData, group_records
@@ -361,7 +361,7 @@ def _store_of(data: Data) -> Iterator[_db.Store]:
             yield store
         return
     if hasattr(data, "columns") and hasattr(data, "iloc"):
-        with store_from_frame(data) as store:
+        with store_from_frame(cast("pd.DataFrame", data)) as store:
             yield store
         return
     raise ArgumentError(f"data must be a Store, a store file's path or a pandas DataFrame "

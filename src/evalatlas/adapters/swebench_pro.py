@@ -126,7 +126,8 @@ def _read_pro_sources(folder: Path, csvs: list[Path], dirs: list[Path]
                       ) -> tuple[list[_ProRun], list[Problem]]:
     runs: list[_ProRun] = []
     problems: list[Problem] = []
-    streams = [(d.name, PRO, read_pro(d)) for d in dirs]
+    streams: list[tuple[str | None, str, Iterator[Item]]] = [
+        (d.name, PRO, read_pro(d)) for d in dirs]
     streams += [(None, c.name, read_docent_csv(c)) for c in csvs]
     for label, source, items in streams:
         current: _ProRun | None = None
@@ -194,7 +195,7 @@ def _choose_model(group: list[_ProRun], others: list[list[_ProRun]]
         phi, agree, n = _phi(outcomes, other[0].outcomes)
         if phi is None or agree is None or n < EVIDENCE_MIN_SHARED:
             continue
-        for m in {r.model for r in other} & set(models):
+        for m in {r.model for r in other if r.model is not None} & set(models):
             if m not in evidence or phi > evidence[m][0]:
                 evidence[m] = (phi, agree, n, other[0].label)
     ranked = sorted(models, key=lambda m: -(evidence[m][0] if m in evidence else -2.0))

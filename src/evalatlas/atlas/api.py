@@ -44,7 +44,7 @@ default: the API never opens ``./evalatlas.duckdb`` on its own (``ea.open()`` do
 asked)."""
 
 
-def _open(source: Source, *, read_only: bool) -> tuple[Store, bool]:
+def _open(source: Source | None, *, read_only: bool) -> tuple[Store, bool]:
     if isinstance(source, Store):
         return source, False
     if source is None:
@@ -53,7 +53,7 @@ def _open(source: Source, *, read_only: bool) -> tuple[Store, bool]:
     if not isinstance(source, str | os.PathLike) or not str(source).strip():
         raise ArgumentError(f"source must be a Store or a store file's path, got "
                             f"{type(source).__name__} {source!r:.60}")
-    return Store(source, read_only=read_only, create=False), True
+    return Store(os.fspath(source), read_only=read_only, create=False), True
 
 
 def _bench(benchmark: list[str] | str | None) -> list[str] | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -195,8 +195,9 @@ def summary_cmd(
     with open_store(ctx, read_only=True, require_data=True) as store:
         try:
             result = summary(store, groups, experiment=experiment, benchmark=benchmark,
-                             agent=agent, confidence=confidence, outcome=outcome,
-                             missing=missing)
+                             agent=agent, confidence=confidence,
+                             # text from the command line: the API checks it (Literal)
+                             outcome=cast(Any, outcome), missing=cast(Any, missing))
         except ValueError as exc:
             fail(str(exc))
     pct = f"{round(100 * confidence)}%"

@@ -57,7 +57,8 @@ class TableResult(ResultViews):
                                "rows": [json_safe(dict(r)) for r in self.rows]}
         if self.notes:
             env["notes"] = list(self.notes)
-        return redact_strings(env)
+        out: dict[str, Any] = redact_strings(env)
+        return out
 
     def to_pandas(self) -> pd.DataFrame:
         """One DataFrame row per result row (nested values such as pass@k stay dicts)."""
