@@ -189,3 +189,13 @@ def test_store_path_argument_errors_name_the_path(tmp_path: Path) -> None:
     assert os.fspath(_PathLike(tmp_path)) == str(tmp_path)
     with pytest.raises(ArgumentError, match="fmt must be an input format's name"):
         ea.open(":memory:").ingest(tmp_path, fmt=3)  # type: ignore[arg-type]
+
+
+def test_a_missing_ingest_path_raises_and_stores_nothing(tmp_path: Path) -> None:
+    from evalatlas.errors import InputError
+
+    with ea.open(tmp_path / "s.duckdb") as store:
+        with pytest.raises(InputError, match=r"nope\.jsonl: no such file or folder "
+                                             r"\(nothing was ingested\)"):
+            store.ingest(EXAMPLES / "jsonl", tmp_path / "nope.jsonl")
+        assert store.is_empty() and store.quarantine().total == 0
