@@ -132,7 +132,7 @@ def _price_model(
             [label, today, *coef, model, *params])
 
 
-def unknown_price_models(store: Store, *, book: PriceBook | None = None) -> list[str]:
+def unknown_price_models(store: BatchTarget, *, book: PriceBook | None = None) -> list[str]:
     """Models in the store whose episodes have tokens but no cost and no known price
     (``book``, default: the prices in force).
 
