@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -72,8 +72,9 @@ def speedups_cmd(
                  output)
             return
         try:
-            result = speedups(store, by=by, level=level, experiment=experiment, agent=agent,
-                              task=task, confidence=confidence)
+            # --by was checked above; the API checks it too (a Literal)
+            result = speedups(store, by=cast(Any, by), level=level, experiment=experiment,
+                              agent=agent, task=task, confidence=confidence)
         except ValueError as exc:
             fail(str(exc))
     pct = f"{round(100 * confidence)}%"
