@@ -15,7 +15,7 @@ import functools
 import hashlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, cast
 
@@ -207,6 +207,10 @@ class ClosedConnection:
 class Store:
     """A connection to one store file. Use as a context manager."""
 
+    _atomic = False
+    """True inside :meth:`atomic`: :meth:`write_batch` then joins the caller's transaction
+    instead of committing each batch."""
+
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False,
                  wait: float | None = None, create: bool = True) -> None:
         """Open (or create) the store. ``wait``: seconds to keep retrying while another
@@ -293,6 +297,47 @@ class Store:
         import html
 
         return f"<code>{html.escape(repr(self))}</code>"
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        """Everything written inside the block is one transaction: all of it is committed
+        at the end, or (on any error, or a kill) none of it.
+
+        Why: ingest commits every batch on its own so a huge local ingest keeps what it
+        finished; a submission to ``evalatlas serve`` must be all or nothing. Nested use
+        joins the outer transaction."""
+        if self._atomic:
+            yield
+            return
+        self.con.execute("BEGIN TRANSACTION")
+        self._atomic = True
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(duckdb.Error, RuntimeError):
+                self.con.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                self.con.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(duckdb.Error, RuntimeError):
+                    self.con.execute("ROLLBACK")
+                raise
+        finally:
+            self._atomic = False
+
+    def cursor_view(self) -> Store:
+        """Another :class:`Store` on this store's DuckDB instance with its own cursor, for
+        one thread: it reads the last committed state (DuckDB's MVCC) while this
+        connection may be writing. Close it when done; the instance stays open."""
+        view = type(self).__new__(type(self))
+        view.__dict__.update({k: v for k, v in self.__dict__.items() if k != "con"})
+        view._atomic = False
+        view._schemas, view._column_types = {}, {}
+        view.con = self.con.cursor()  # the instance's functions are the cursor's too
+        view.con.execute("SET enable_progress_bar = false")
+        return view
 
     # -- reading --------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
@@ -463,7 +508,9 @@ class Store:
             for p in problems
         ]
         qrows = list({r[0]: r for r in qrows}.values())
-        self.con.execute("BEGIN TRANSACTION")
+        own = not self._atomic  # inside atomic(): the caller's transaction commits
+        if own:
+            self.con.execute("BEGIN TRANSACTION")
         try:
             self.clear_quarantine(requarantine or [])
             self._insert("experiments", EXPERIMENT_COLUMNS, experiments)
@@ -480,8 +527,11 @@ class Store:
                  len(episodes) if isinstance(episodes, list) else episodes.num_rows,
                  len(measurements), len(qrows), sources],
             )
-            self.con.execute("COMMIT")
+            if own:
+                self.con.execute("COMMIT")
         except BaseException as exc:
+            if not own:
+                raise  # atomic(): the whole transaction rolls back there
             # a failed COMMIT (a full disk) may have ended the transaction already
             with contextlib.suppress(duckdb.Error, RuntimeError):
                 self.con.execute("ROLLBACK")

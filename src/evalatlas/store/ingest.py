@@ -9,6 +9,7 @@ dropped.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -312,6 +313,7 @@ def ingest_paths(
     force: bool = False,
     benchmark: str | None = None,
     overrides: Overrides | None = None,
+    atomic: bool = False,
 ) -> IngestReport:
     """Ingest every recognised input under ``paths`` into ``store``.
 
@@ -329,7 +331,10 @@ def ingest_paths(
     experiment this (e.g. a py-irt matrix, otherwise named after its file); disables the
     fast path. ``overrides``: model, agent name and labels set on every ingested
     experiment and recorded as overrides (:mod:`evalatlas.records.overrides`); disables
-    the fast path. Returns counts and example problems.
+    the fast path. ``atomic``: everything in one transaction (:meth:`Store.atomic`: all
+    valid records or, after an error or a kill, none), for a submission to ``evalatlas
+    serve``; the fast path is off (it commits its row groups itself) and batches still
+    bound memory. Returns counts and example problems.
     """
     if unknown_model_cost not in ("none", "zero"):
         raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got {unknown_model_cost!r}")
@@ -338,9 +343,10 @@ def ingest_paths(
     store.unknown_model_cost = unknown_model_cost
     overrides = overrides or Overrides()
     run = _Run(store, IngestReport(), _Batch(store), batch_size, on_progress,
-               False if benchmark is not None or overrides else fast, fast_min_bytes,
-               chunk_bytes, force, benchmark, overrides)
-    with limits_in_force(limits or ReadLimits()):
+               False if benchmark is not None or overrides or atomic else fast,
+               fast_min_bytes, chunk_bytes, force, benchmark, overrides)
+    with limits_in_force(limits or ReadLimits()), \
+            (store.atomic() if atomic else contextlib.nullcontext()):
         run.ingest(paths, fmt)
     return run.report
 

@@ -1,0 +1,308 @@
+"""The endpoints. Thin: check who is asking, call the API function the CLI calls, answer
+its ``to_dict()`` (so ``/v1/leaderboard`` is exactly ``evalatlas summary --format json``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import HTMLResponse, PlainTextResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
+
+from evalatlas.errors import EvalAtlasError
+from evalatlas.store import submissions as submissions_sql
+
+from .app import ApiError, ServeState, dumps
+from .auth import ADMIN_ROLES, READ_ROLES, SUBMIT_ROLES, Principal, authenticate
+from .spool import BadUpload, UploadTooLarge, receive_multipart, receive_raw
+from .submissions import ingest_submission, public_row, quarantine_rows, unreadable
+
+router = APIRouter()
+_bearer = HTTPBearer(auto_error=False, description="A token from `evalatlas tokens add`.")
+
+
+class ErrorBody(BaseModel):
+    error: str
+    detail: Any = None
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    return {c: {"model": ErrorBody} for c in codes}
+
+
+def state_of(request: Request) -> ServeState:
+    return request.app.state.evalatlas
+
+
+def _principal(request: Request,
+               creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+               ) -> Principal | None:
+    if request.headers.get("authorization") is None:
+        return None
+    if creds is None or not creds.credentials:
+        raise ApiError(401, "unauthorized", "the Authorization header must be "
+                       "'Bearer <token>'", headers={"WWW-Authenticate": "Bearer"})
+    state = state_of(request)
+    who = authenticate(state.tokens, creds.credentials.strip())
+    if who is None:
+        raise ApiError(401, "unauthorized", "unknown or revoked token",
+                       headers={"WWW-Authenticate": "Bearer"})
+    request.scope.setdefault("state", {})["token_name"] = who.name
+    with contextlib.suppress(EvalAtlasError):
+        state.tokens.touch(who.name)
+    return who
+
+
+def _needs(roles: frozenset[str], *, public: bool = False) -> Callable[..., Any]:
+    def check(request: Request,
+              who: Annotated[Principal | None, Depends(_principal)]) -> Principal | None:
+        if who is None:
+            if public and state_of(request).config.public_read:
+                return None
+            raise ApiError(401, "unauthorized", "this needs a token: Authorization: "
+                           "Bearer <token>", headers={"WWW-Authenticate": "Bearer"})
+        if who.role not in roles:
+            raise ApiError(403, "forbidden", f"a {who.role} token may not do this")
+        return who
+    return check
+
+
+Reader = Annotated[Principal | None, Depends(_needs(READ_ROLES, public=True))]
+Submitter = Annotated[Principal, Depends(_needs(SUBMIT_ROLES))]
+Admin = Annotated[Principal, Depends(_needs(ADMIN_ROLES))]
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(dumps(value), status_code=status, media_type="application/json")
+
+
+def _call(fn: Callable[[], Any]) -> Any:
+    """Run an API call; its argument errors are the client's (422 with the message)."""
+    try:
+        return fn()
+    except (ValueError, EvalAtlasError) as exc:
+        raise ApiError(422, "invalid", str(exc)) from exc
+
+
+@router.get("/healthz", summary="Liveness")
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+# -- submissions ------------------------------------------------------------------------
+@router.post("/v1/submissions", status_code=201, summary="Submit one file",
+             responses=_errors(401, 403, 413, 415, 422, 429, 503), openapi_extra={
+                 "requestBody": {"content": {
+                     "application/octet-stream": {"schema": {"type": "string",
+                                                             "format": "binary"}},
+                     "multipart/form-data": {"schema": {
+                         "type": "object", "required": ["file"],
+                         "properties": {"file": {"type": "string", "format": "binary"}}}}}}})
+async def submit(request: Request, who: Submitter,
+                 name: Annotated[str | None, Query(max_length=255)] = None) -> Response:
+    """One file as the raw body (any format ``ingest`` reads, gzip/zstd allowed) or as
+    the multipart field ``file``. 201 with counts and problems; the same bytes again:
+    200 with the same ``submission_id``; nothing valid: 422."""
+    state = state_of(request)
+    limit = state.config.max_upload_bytes
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise ApiError(413, "too large", f"the upload is {length} bytes; the limit is {limit}")
+    folder = state.spool.new_folder()
+    try:
+        ctype = request.headers.get("content-type", "")
+        try:
+            if ctype.lower().startswith("multipart/form-data"):
+                spooled = await receive_multipart(request.stream(), ctype, folder, name, limit)
+            else:
+                spooled = await receive_raw(request.stream(), folder, name or "", limit)
+        except UploadTooLarge as exc:
+            raise ApiError(413, "too large", str(exc)) from exc
+        except BadUpload as exc:
+            raise ApiError(422, "invalid", str(exc)) from exc
+        if spooled.size == 0:
+            raise ApiError(422, "nothing valid", "the upload is empty")
+        problems = await asyncio.to_thread(unreadable, spooled)
+        if problems is not None:
+            raise ApiError(415, "unsupported format", {"problems": problems})
+        outcome = await asyncio.wrap_future(state.writer.run(
+            lambda: ingest_submission(state.store, spooled, who.name, state.limits)))
+        state.metrics.submission(outcome.result, outcome.episodes, outcome.rejected)
+        return _json(outcome.body, outcome.status)
+    finally:
+        await asyncio.to_thread(state.spool.remove, folder)
+
+
+@router.get("/v1/submissions", summary="Your submissions", responses=_errors(401, 403))
+def list_submissions(request: Request, who: Submitter) -> Response:
+    state = state_of(request)
+    with state.reader() as view:
+        rows = submissions_sql.list_submissions(view, None if who.is_admin else who.name)
+    return _json({"schema": "evalatlas.submissions/1", "rows": [public_row(r) for r in rows]})
+
+
+def _own(view: Any, submission_id: str, who: Principal) -> dict[str, Any]:
+    row = submissions_sql.get_submission(view, submission_id,
+                                         None if who.is_admin else who.name)
+    if row is None:  # another's id: 404 too (existence is not leaked)
+        raise ApiError(404, "not found", f"no submission {submission_id!r} of yours")
+    return row
+
+
+@router.get("/v1/submissions/{submission_id}", summary="One submission and its quarantine",
+            responses=_errors(401, 403, 404))
+def get_submission(request: Request, submission_id: str, who: Submitter) -> Response:
+    state = state_of(request)
+    with state.reader() as view:
+        row = _own(view, submission_id, who)
+        quarantine = quarantine_rows(view, submission_id)
+    return _json({**public_row(row), "quarantine": quarantine})
+
+
+@router.delete("/v1/submissions/{submission_id}", status_code=204,
+               summary="Delete a submission", responses=_errors(401, 403, 404))
+async def delete_submission(request: Request, submission_id: str, who: Submitter) -> Response:
+    state = state_of(request)
+
+    def job() -> None:
+        _own(state.store, submission_id, who)
+        submissions_sql.delete_submission(state.store, submission_id)
+
+    await asyncio.wrap_future(state.writer.run(job))
+    return Response(status_code=204)
+
+
+# -- reading ----------------------------------------------------------------------------
+def _many(values: list[str] | None) -> list[str] | None:
+    return [v for v in values or [] if v] or None
+
+
+@router.get("/v1/leaderboard", summary="The summary envelope (evalatlas summary)",
+            responses=_errors(401, 403, 422))
+def leaderboard(
+    request: Request, who: Reader, by: str = "agent",
+    benchmark: Annotated[list[str] | None, Query()] = None,
+    experiment: Annotated[list[str] | None, Query()] = None,
+    agent: Annotated[list[str] | None, Query()] = None,
+    confidence: Annotated[float, Query(gt=0, lt=1)] = 0.95,
+    outcome: str = "any", missing: str = "ignore",
+) -> Response:
+    """Exactly what ``evalatlas summary --format json`` prints for the same options."""
+    from evalatlas.api import summary
+
+    state = state_of(request)
+    groups = [b.strip() for b in by.split(",") if b.strip()]
+    key = ("leaderboard", tuple(groups), tuple(_many(benchmark) or ()),
+           tuple(_many(experiment) or ()), tuple(_many(agent) or ()), confidence, outcome,
+           missing)
+
+    def compute() -> bytes:
+        with state.reader() as view:
+            return dumps(_call(lambda: summary(
+                view, groups, experiment=_many(experiment), benchmark=_many(benchmark),
+                agent=_many(agent), confidence=confidence, outcome=outcome,
+                missing=missing)).to_dict())
+
+    return Response(state.cached(key, compute), media_type="application/json")
+
+
+@router.get("/v1/compare", summary="Paired comparison (evalatlas compare)",
+            responses=_errors(401, 403, 422))
+def compare(request: Request, who: Reader, a: str, b: str,
+            pair_by: str = "task", confidence: Annotated[float, Query(gt=0, lt=1)] = 0.95
+            ) -> Response:
+    from evalatlas.api import compare as compare_fn
+
+    if pair_by not in ("task", "attempt"):
+        raise ApiError(422, "invalid", "pair_by must be task or attempt")
+    state = state_of(request)
+    with state.reader() as view:
+        result = _call(lambda: compare_fn(view, a, b, pair_by=pair_by,  # type: ignore[arg-type]
+                                          confidence=confidence))
+    return _json(result.to_dict())
+
+
+@router.get("/v1/matrix", summary="Agent x task cells", responses=_errors(401, 403, 422))
+def matrix(request: Request, who: Reader,
+           benchmark: Annotated[list[str] | None, Query()] = None) -> Response:
+    from evalatlas.atlas import matrix as matrix_fn
+
+    state = state_of(request)
+    with state.reader() as view:
+        m = _call(lambda: matrix_fn(view, benchmark=_many(benchmark), cell="success"))
+        rows = [{"agent": r["agent"], "agent_id": r["agent_id"], "benchmark": r["benchmark"],
+                 "task_id": r["task_id"], "task_version_hash": r["task_version_hash"],
+                 "attempts": r["n"], "successes": r["k"]} for r in m.long_rows()]
+    return _json({"schema": "evalatlas.matrix/1", "benchmark": _many(benchmark),
+                  "rows": rows})
+
+
+@router.get("/v1/atlas/abilities", summary="Abilities of the latest stored fit",
+            responses=_errors(401, 403, 404, 422))
+def abilities(request: Request, who: Reader,
+              benchmark: Annotated[list[str] | None, Query()] = None) -> Response:
+    from evalatlas.atlas import stored_fit
+
+    state = state_of(request)
+    with state.reader() as view:
+        fitted = _call(lambda: stored_fit(view, benchmark=_many(benchmark)))
+    if fitted is None:
+        raise ApiError(404, "not found", "no stored atlas fit for this benchmark selection; "
+                       "an admin can start one with POST /v1/atlas/fit")
+    return _json(fitted.abilities().to_dict())
+
+
+@router.post("/v1/atlas/fit", status_code=202, summary="Fit and store an atlas (background)",
+             responses=_errors(401, 403))
+async def atlas_fit(request: Request, who: Admin,
+                    benchmark: Annotated[list[str] | None, Query()] = None) -> Response:
+    """Fits on a read cursor in a background thread, then the writer stores the fit."""
+    from evalatlas.atlas import fit
+    from evalatlas.store.atlas import save_fit
+
+    state = state_of(request)
+    bench = _many(benchmark)
+
+    def background() -> None:
+        try:
+            with state.reader() as view:
+                result = fit(view, benchmark=bench)
+            state.writer.run(lambda: save_fit(state.store, result.to_dict()))
+        except Exception as exc:  # logged; the client already has its 202
+            import logging
+
+            logging.getLogger("evalatlas.serve").warning("atlas fit failed: %s", exc)
+
+    asyncio.get_running_loop().run_in_executor(None, background)
+    return _json({"status": "accepted", "benchmark": bench}, 202)
+
+
+@router.get("/report", summary="The HTML report (evalatlas report)",
+            response_class=HTMLResponse, responses=_errors(401, 403))
+def report(request: Request, who: Reader) -> Response:
+    from evalatlas.api import build_report
+
+    state = state_of(request)
+
+    def compute() -> str:
+        with state.reader() as view:
+            return _call(lambda: build_report(view)).to_html()
+
+    return HTMLResponse(state.cached(("report",), compute))
+
+
+@router.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse,
+            responses=_errors(401, 403))
+def metrics(request: Request, who: Admin) -> Response:
+    state = state_of(request)
+    with state.reader() as view:
+        stored = submissions_sql.counts(view)
+    text = state.metrics.render() + "".join(
+        f"# TYPE evalatlas_store_{k} gauge\nevalatlas_store_{k} {v}\n"
+        for k, v in stored.items())
+    return PlainTextResponse(text, media_type="text/plain; version=0.0.4")

@@ -1,0 +1,143 @@
+"""Submissions to ``evalatlas serve``: who sent which bytes, and what they stored.
+
+A submission's rows carry ``source_file = 'submission:<id>/<name>'`` (set by
+:func:`claim_rows` in the submission's own transaction), so its episodes, experiments,
+measurements and quarantine rows are found, shown to their owner and deleted by that
+prefix alone. A row another submission stored later under the same key belongs to that
+one (ingest upserts by key), so deleting the first leaves it alone.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalatlas.store.db import Store
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS submissions (
+    submission_id VARCHAR PRIMARY KEY,
+    owner VARCHAR NOT NULL,
+    name VARCHAR NOT NULL,
+    content_sha256 VARCHAR NOT NULL,
+    bytes BIGINT NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    experiments BIGINT NOT NULL,
+    episodes BIGINT NOT NULL,
+    measurements BIGINT NOT NULL,
+    rejected BIGINT NOT NULL
+)
+"""
+
+COLUMNS = ("submission_id", "owner", "name", "content_sha256", "bytes", "created_at",
+           "experiments", "episodes", "measurements", "rejected")
+
+_TABLES = ("episodes", "measurements", "experiments", "quarantine")
+
+
+def source_prefix(submission_id: str) -> str:
+    """The ``source_file`` prefix of every row a submission stored."""
+    return f"submission:{submission_id}/"
+
+
+def ensure(store: Store) -> None:
+    """Create the submissions table if this store has none (a writable store)."""
+    store.con.execute(_DDL)
+
+
+def _exists(store: Store) -> bool:
+    rows = store.con.execute("SELECT count(*) FROM information_schema.tables "
+                             "WHERE table_name = 'submissions'").fetchone()
+    return bool(rows and rows[0])
+
+
+def _dicts(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    if not _exists(store):
+        return []
+    return store.query(sql, params)
+
+
+def find_by_content(store: Store, owner: str, sha256: str) -> dict[str, Any] | None:
+    """The owner's earlier submission of exactly these bytes, if any."""
+    rows = _dicts(store, "SELECT * FROM submissions WHERE owner = ? AND content_sha256 = ?",
+                  [owner, sha256])
+    return rows[0] if rows else None
+
+
+def claim_rows(store: Store, spool_dir: str, submission_id: str) -> None:
+    """Rename the ``source_file`` of rows just ingested from ``spool_dir`` to the
+    submission's prefix, and forget the spool files' ingest bookkeeping (the spool is
+    temporary). Call inside the submission's transaction."""
+    old = spool_dir.rstrip("/") + "/"
+    new = source_prefix(submission_id)
+    for table in _TABLES:
+        store.con.execute(
+            f"UPDATE {table} SET source_file = ? || substr(source_file, ?) "
+            "WHERE starts_with(source_file, ?)", [new, len(old) + 1, old])
+    for folder in {old, str(Path(spool_dir).resolve()).rstrip("/") + "/"}:
+        store.con.execute("DELETE FROM files WHERE starts_with(path, ?)", [folder])
+
+
+def record(store: Store, row: dict[str, Any]) -> None:
+    """Insert one submission row (``COLUMNS``; ``created_at`` defaults to now)."""
+    row = {**row, "created_at": row.get("created_at")
+           or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)}
+    store.con.execute(f"INSERT INTO submissions ({', '.join(COLUMNS)}) VALUES "
+                      f"({', '.join('?' * len(COLUMNS))})", [row[c] for c in COLUMNS])
+
+
+def list_submissions(store: Store, owner: str | None) -> list[dict[str, Any]]:
+    """Every submission (``owner`` None) or the owner's, newest first."""
+    where, params = ("WHERE owner = ?", [owner]) if owner is not None else ("", [])
+    return _dicts(store, f"SELECT * FROM submissions {where} "
+                  "ORDER BY created_at DESC, submission_id", params)
+
+
+def get_submission(store: Store, submission_id: str, owner: str | None
+                   ) -> dict[str, Any] | None:
+    """One submission, if it exists and (unless ``owner`` is None) is the owner's."""
+    rows = _dicts(store, "SELECT * FROM submissions WHERE submission_id = ?"
+                  + (" AND owner = ?" if owner is not None else ""),
+                  [submission_id] + ([owner] if owner is not None else []))
+    return rows[0] if rows else None
+
+
+def quarantine_of(store: Store, submission_id: str, limit: int = 1000
+                  ) -> list[dict[str, Any]]:
+    """The submission's quarantine rows (file, line, record, field, reason)."""
+    return store.query(
+        "SELECT source_file AS file, line, record, field, reason FROM quarantine "
+        "WHERE starts_with(source_file, ?) ORDER BY source_file, line NULLS LAST, record "
+        f"LIMIT {int(limit)}", [source_prefix(submission_id)])
+
+
+def delete_submission(store: Store, submission_id: str) -> dict[str, int]:
+    """Remove the submission's rows in one transaction: its episodes, measurements and
+    quarantine rows, its experiments unless episodes of another source still use them,
+    and the submission itself. Returns the rows deleted per table."""
+    prefix = source_prefix(submission_id)
+    con = store.con
+    deleted: dict[str, int] = {}
+    with store.atomic():
+        for table in ("episodes", "measurements", "quarantine"):
+            deleted[table] = int(con.execute(
+                f"DELETE FROM {table} WHERE starts_with(source_file, ?)", [prefix]
+            ).fetchone()[0])
+        deleted["experiments"] = int(con.execute(
+            "DELETE FROM experiments x WHERE starts_with(x.source_file, ?) AND NOT EXISTS "
+            "(SELECT 1 FROM episodes e WHERE e.experiment_id = x.experiment_id) AND NOT "
+            "EXISTS (SELECT 1 FROM measurements m WHERE m.experiment_id = x.experiment_id)",
+            [prefix]).fetchone()[0])
+        con.execute("DELETE FROM submissions WHERE submission_id = ?", [submission_id])
+    return deleted
+
+
+def counts(store: Store) -> dict[str, int]:
+    """Submissions, episodes and quarantined rows in the store (for /metrics)."""
+    n_sub = (store.con.execute("SELECT count(*) FROM submissions").fetchone()[0]
+             if _exists(store) else 0)
+    n_ep = store.con.execute("SELECT count(*) FROM episodes").fetchone()[0]
+    n_q = store.con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
+    return {"submissions": int(n_sub), "episodes": int(n_ep), "quarantine": int(n_q)}
