@@ -197,7 +197,7 @@ class RequestMiddleware:
 
     def _refuse(self, scope: dict[str, Any]) -> JSONResponse | None:
         state = self.state
-        if state.draining and scope["path"] != "/healthz":
+        if state.draining:  # /healthz too: a balancer stops sending traffic here
             return JSONResponse(_error_body("unavailable", "the server is shutting down"),
                                 status_code=503, headers={"Retry-After": "5"})
         if state.limiter is not None and scope["path"] != "/healthz":
