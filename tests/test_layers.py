@@ -35,6 +35,8 @@ LAYERS: dict[str, int] = {
     "atlas": 7, "compose": 7, "report": 7, "judge": 7, "runner": 7, "exports": 7,
     # 8: the public API (evalatlas/__init__.py, api.py)
     "__init__": 8, "api": 8,
+    # 8: the HTTP service over the public API (a peer of it: it calls ea.summary ...)
+    "serve": 8,
     # 9: the command line; imported by nothing
     "cli": 9,
 }

@@ -47,6 +47,9 @@ _LAZY: dict[str, str] = {
     "configure_prices": "evalatlas.api",
     "validate_eee": "evalatlas.api",
     "IngestReport": "evalatlas.store.ingest",
+    # a client of `evalatlas serve` (needs evalatlas[serve])
+    "Client": "evalatlas.serve.client",
+    "ServerError": "evalatlas.serve.client",
     # what needs no store, each in its domain (no DuckDB, numpy or pandas loaded)
     "formats": "evalatlas.adapters.formats",
     "FormatsResult": "evalatlas.adapters.formats",
@@ -105,13 +108,14 @@ _LAZY: dict[str, str] = {
 
 # Subpackages reachable as attributes (``ea.atlas.fit(...)``, ``ea.report``): their
 # owners add their public names to __all__ below.
-_SUBMODULES = ("atlas", "report", "safe_write", "interrupts")
+_SUBMODULES = ("atlas", "report", "safe_write", "interrupts", "serve")
 
 __all__ = [
     "CODE_QUALITY_FRAMEWORKS",
     "CODE_QUALITY_MAX_LINE_CHARS",
     "AgentInfo",
     "BenchmarkSubset",
+    "Client",
     "CodeQualityReport",
     "CompareResult",
     "EpisodeRecord",
@@ -138,6 +142,7 @@ __all__ = [
     "ReadLimits",
     "Report",
     "RunSummary",
+    "ServerError",
     "SpeedupDetail",
     "SpeedupResult",
     "Store",
@@ -174,6 +179,7 @@ __all__ = [
     "record_schemas",
     "run",
     "safe_write",
+    "serve",
     "set_default_wait",
     "speedup_detail",
     "speedups",

@@ -17,22 +17,6 @@ tokens_app = typer.Typer(help="API tokens of `evalatlas serve`: add, list, revok
                          no_args_is_help=True)
 
 
-def _db(ctx: typer.Context) -> str:
-    from evalatlas.store.db import resolve_db_path
-
-    return str(resolve_db_path(db_path(ctx)))
-
-
-def _token_file(ctx: typer.Context):  # type: ignore[no-untyped-def]
-    from evalatlas.store.tokens import TokenFile, tokens_path
-
-    try:
-        return TokenFile(tokens_path(_db(ctx)))
-    except EvalAtlasError as exc:
-        fail(str(exc))
-        raise
-
-
 def serve_cmd(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(help="Address to listen on (put a TLS proxy in "
@@ -58,29 +42,23 @@ def serve_cmd(
         help="Append the JSON-lines access log here (default: standard error).")] = None,
 ) -> None:
     """Serve the store over HTTP: submissions, leaderboard, matrix, atlas and report."""
-    from evalatlas.extras import MissingExtraError, require
-    from evalatlas.serve.limits import parse_rate, parse_size
+    from evalatlas import serve
 
+    if workers != 1:
+        fail("--workers: a .duckdb store is written by one process, so serve runs one "
+             "(it still answers requests concurrently: reads in threads, one writer); "
+             "more processes need a DuckLake store")
     try:
-        require("fastapi", "serve", "evalatlas serve")
-        from evalatlas.serve.app import ServeConfig
-        from evalatlas.serve.run import serve
-
-        if workers != 1:
-            fail("--workers: a .duckdb store is written by one process, so serve runs one "
-                 "(it still answers requests concurrently: reads in threads, one writer); "
-                 "more processes need a DuckLake store")
-        config = ServeConfig(
-            db=_db(ctx), public_read=public_read,
-            max_upload_bytes=parse_size(max_upload_bytes, "--max-upload-bytes"),
-            max_file_bytes=parse_size(max_file_bytes, "--max-file-bytes"),
-            rate_limit=parse_rate(rate_limit),
-            spool=str(spool) if spool else None,
-            access_log=str(access_log) if access_log else None)
-        err_console.print(f"evalatlas serve: {config.db} on http://{host}:{port} "
-                          "(SIGTERM or Ctrl-C stops it)", markup=False, highlight=False)
-        serve(config, host=host, port=port)
-    except (MissingExtraError, EvalAtlasError, ValueError) as exc:
+        upload = serve.parse_size(max_upload_bytes, "--max-upload-bytes")
+        unpacked = serve.parse_size(max_file_bytes, "--max-file-bytes")
+        rate = serve.parse_rate(rate_limit)
+        err_console.print(f"evalatlas serve: {db_path(ctx) or 'the default store'} on "
+                          f"http://{host}:{port} (SIGTERM or Ctrl-C stops it)",
+                          markup=False, highlight=False)
+        serve.run_server(db_path(ctx), host=host, port=port, public_read=public_read,
+                         max_upload_bytes=upload, max_file_bytes=unpacked, rate_limit=rate,
+                         spool=spool, access_log=access_log)
+    except (EvalAtlasError, ValueError) as exc:
         fail(str(exc).replace("rate_limit", "--rate-limit"))
     except OSError as exc:  # the port is taken, the spool folder cannot be made ...
         fail(f"cannot serve on {host}:{port}: {exc}")
@@ -94,10 +72,10 @@ def tokens_add_cmd(
                                               help="table or json.")] = OutputFormat.table,
 ) -> None:
     """Create a token and print it once (it is stored only as a hash)."""
-    from evalatlas.serve.auth import add_token
+    from evalatlas import serve
 
     try:
-        token = add_token(_token_file(ctx), name, role)
+        token = serve.add_token(db_path(ctx), name, role)
     except (EvalAtlasError, ValueError) as exc:
         fail(str(exc).replace("role must", "--role must").replace("name must", "NAME must"))
         return
@@ -111,8 +89,10 @@ def tokens_add_cmd(
 
 def tokens_list_cmd(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> None:
     """Names, roles, created and last used (never the tokens)."""
+    from evalatlas import serve
+
     try:
-        rows = _token_file(ctx).rows()
+        rows = serve.token_rows(db_path(ctx))
     except EvalAtlasError as exc:
         fail(str(exc))
         return
@@ -123,8 +103,10 @@ def tokens_list_cmd(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) 
 
 def tokens_revoke_cmd(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
     """Revoke a token: it is refused from the server's next request on."""
+    from evalatlas import serve
+
     try:
-        gone = _token_file(ctx).revoke(name)
+        gone = serve.revoke_token(db_path(ctx), name)
     except EvalAtlasError as exc:
         fail(str(exc))
         return
@@ -142,13 +124,11 @@ def submit_cmd(
                                               "$EVALATLAS_TOKEN).")] = None,
 ) -> None:
     """Upload result files to an `evalatlas serve` and print its answers (JSON lines)."""
-    from evalatlas.extras import MissingExtraError
+    from evalatlas import Client, ServerError
 
     try:
-        from evalatlas.serve.client import Client, ServerError
-
         client = Client(url, token or None)
-    except (MissingExtraError, EvalAtlasError) as exc:
+    except EvalAtlasError as exc:
         fail(str(exc).replace("url must", "URL must"))
         return
     failed = 0

@@ -11,3 +11,88 @@ needs, and :mod:`.client` is ``ea.Client`` and ``evalatlas submit``.
 
 Needs ``pip install 'evalatlas[serve]'``; see docs/serve.md.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client import Client, ServerError
+
+__all__ = ["Client", "ServerError", "add_token", "parse_rate", "parse_size", "revoke_token",
+           "run_server", "token_rows"]
+
+
+def _require() -> None:
+    from evalatlas.extras import require
+
+    require("fastapi", "serve", "evalatlas serve")
+    require("uvicorn", "serve", "evalatlas serve")
+
+
+def _tokens(db: str | Path | None) -> Any:
+    from evalatlas.store.db import resolve_db_path
+    from evalatlas.store.tokens import TokenFile, tokens_path
+
+    return TokenFile(tokens_path(resolve_db_path(db)))
+
+
+def add_token(db: str | Path | None, name: str, role: str) -> str:
+    """Create a token of ``role`` (submitter, reader, admin) for ``name`` beside store
+    ``db`` and return it: the only time it is shown (only its hash is kept)."""
+    from .auth import add_token as _add
+
+    return _add(_tokens(db), name, role)
+
+
+def token_rows(db: str | Path | None) -> list[dict[str, Any]]:
+    """Name, role, created and last used of every token of store ``db`` (never a token)."""
+    return _tokens(db).rows()
+
+
+def revoke_token(db: str | Path | None, name: str) -> bool:
+    """Revoke the token ``name`` (False when there is none); refused from the server's
+    next request on."""
+    return _tokens(db).revoke(name)
+
+
+def parse_size(text: str, what: str = "size") -> int:
+    """``"1GiB"`` -> bytes (:func:`evalatlas.serve.limits.parse_size`)."""
+    from .limits import parse_size as _parse
+
+    return _parse(text, what)
+
+
+def parse_rate(text: str) -> tuple[int, float] | None:
+    """``"60/min"`` -> (60, 60.0); ``"off"`` -> None."""
+    from .limits import parse_rate as _parse
+
+    return _parse(text)
+
+
+def run_server(db: str | Path | None, *, host: str = "127.0.0.1", port: int = 8765,
+               public_read: bool = False, max_upload_bytes: int = 1 << 30,
+               max_file_bytes: int = 4 << 30, rate_limit: tuple[int, float] | None = (60, 60.0),
+               spool: str | Path | None = None, access_log: str | Path | None = None) -> None:
+    """Serve store ``db`` until SIGTERM/SIGINT (drains, then returns). Needs
+    ``evalatlas[serve]``."""
+    _require()
+    from evalatlas.store.db import resolve_db_path
+
+    from .app import ServeConfig
+    from .run import serve
+
+    config = ServeConfig(db=str(resolve_db_path(db)), public_read=public_read,
+                         max_upload_bytes=max_upload_bytes, max_file_bytes=max_file_bytes,
+                         rate_limit=rate_limit, spool=str(spool) if spool else None,
+                         access_log=str(access_log) if access_log else None)
+    serve(config, host=host, port=port)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Client", "ServerError"):
+        from . import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'evalatlas.serve' has no attribute {name!r}")

@@ -78,6 +78,7 @@ class ServeState:
     """Bumped after every write job: cached answers of an older version are stale."""
     draining: bool = False
     inflight: int = 0
+    fitting: bool = False
     cache: dict[Any, tuple[int, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     cache_locks: dict[Any, threading.Lock] = field(default_factory=dict)
@@ -223,7 +224,8 @@ def _install_errors(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        detail = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", ""))}
+        detail = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
+                   "type": str(e.get("type", ""))}
                   for e in exc.errors()]
         return JSONResponse(_error_body("invalid request", detail), status_code=422)
 

@@ -12,7 +12,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel
 
 from evalatlas.errors import EvalAtlasError
 from evalatlas.store import submissions as submissions_sql
@@ -26,13 +25,22 @@ router = APIRouter()
 _bearer = HTTPBearer(auto_error=False, description="A token from `evalatlas tokens add`.")
 
 
-class ErrorBody(BaseModel):
-    error: str
-    detail: Any = None
+_ERROR_SCHEMA = {"type": "object", "required": ["error"],
+                 "properties": {"error": {"type": "string"}, "detail": {},
+                                "request_id": {"type": "string"}}}
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    return {c: {"model": ErrorBody} for c in codes}
+    """The documented error answers: JSON ``{"error", "detail"}`` whatever the route's
+    own media type; 422 (arguments), 429 (rate limit) and 503 (shutting down) on every
+    route."""
+    words = {401: "Missing or unknown token", 403: "The token's role may not do this",
+             404: "Not found", 413: "Upload too large", 415: "No reader for this format",
+             422: "Invalid arguments or nothing valid", 429: "Rate limit (Retry-After)",
+             503: "Shutting down (Retry-After)"}
+    return {c: {"description": words[c],
+                "content": {"application/json": {"schema": _ERROR_SCHEMA}}}
+            for c in sorted({*codes, 422, 429, 503})}
 
 
 def state_of(request: Request) -> ServeState:
@@ -89,7 +97,7 @@ def _call(fn: Callable[[], Any]) -> Any:
         raise ApiError(422, "invalid", str(exc)) from exc
 
 
-@router.get("/healthz", summary="Liveness")
+@router.get("/healthz", summary="Liveness", responses=_errors())
 def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
@@ -267,16 +275,23 @@ async def atlas_fit(request: Request, who: Admin,
 
     state = state_of(request)
     bench = _many(benchmark)
+    with state.lock:  # one fit at a time: a second request while one runs starts none
+        if state.fitting:
+            return _json({"status": "running", "benchmark": bench}, 202)
+        state.fitting = True
 
     def background() -> None:
         try:
             with state.reader() as view:
                 result = fit(view, benchmark=bench)
-            state.writer.run(lambda: save_fit(state.store, result.to_dict()))
+            state.writer.run(lambda: save_fit(state.store, result.to_dict())).result()
         except Exception as exc:  # logged; the client already has its 202
             import logging
 
             logging.getLogger("evalatlas.serve").warning("atlas fit failed: %s", exc)
+        finally:
+            with state.lock:
+                state.fitting = False
 
     asyncio.get_running_loop().run_in_executor(None, background)
     return _json({"status": "accepted", "benchmark": bench}, 202)
