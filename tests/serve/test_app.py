@@ -266,3 +266,22 @@ def test_access_log_holds_no_secrets(srv):
     assert "Bearer" not in text and "authorization" not in text.lower()
     assert "?" not in "".join(e["path"] for e in entries)  # no query strings
     assert "not a number" not in text  # no bodies
+
+
+def test_hostile_archive_is_refused_and_nothing_leaves_the_spool(srv):
+    import zipfile
+
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("../../escaped.json", "{}")
+        z.writestr("header.json", json.dumps({"eval": {"task": "x"}}))
+        z.writestr("samples/bomb.json", b" " * (8 << 20))  # 8 MiB, over --max-file-bytes
+    got = srv.c["alice"].post("/v1/submissions", params={"name": "hostile.eval"},
+                              content=packed.getvalue())
+    assert 400 <= got.status_code < 500, got.text
+    assert got.json()["error"] in ("nothing valid", "unsupported format")
+    for folder in (srv.tmp, srv.tmp.parent, srv.db.with_name("atlas.duckdb.spool").parent):
+        assert not (folder / "escaped.json").exists()
+    assert list(srv.db.with_name("atlas.duckdb.spool").iterdir()) == []
+    names = {r["name"] for r in srv.c["alice"].get("/v1/submissions").json()["rows"]}
+    assert "hostile.eval" not in names

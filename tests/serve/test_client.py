@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from data import write_jsonl
@@ -83,10 +84,10 @@ def test_submit_command(srv, tmp_path):
 class _Scripted(BaseHTTPRequestHandler):
     """Answers 503 then 429 (each with Retry-After: 1), then 201."""
 
-    answers = [(503, {"Retry-After": "1"}), (429, {"Retry-After": "1"})]
-    seen: list[tuple[float, bytes]] = []
+    answers: ClassVar[list] = [(503, {"Retry-After": "1"}), (429, {"Retry-After": "1"})]
+    seen: ClassVar[list[tuple[float, bytes]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         type(self).seen.append((time.monotonic(), body))
         status, headers = (self.answers[len(self.seen) - 1] if len(self.seen) <= 2

@@ -154,10 +154,12 @@ def submit_cmd(
         raise typer.Exit(1)
 
 
+tokens_app.command("add")(tokens_add_cmd)
+tokens_app.command("list")(tokens_list_cmd)
+tokens_app.command("revoke")(tokens_revoke_cmd)
+
+
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve_cmd)
     app.command("submit")(submit_cmd)
-    tokens_app.command("add")(tokens_add_cmd)
-    tokens_app.command("list")(tokens_list_cmd)
-    tokens_app.command("revoke")(tokens_revoke_cmd)
     app.add_typer(tokens_app, name="tokens")

@@ -251,9 +251,18 @@ def build_state(config: ServeConfig) -> ServeState:
     state = ServeState(config=config, store=store, tokens=tokens, spool=spool, writer=writer,
                        metrics=Metrics(), access_log=AccessLog(config.access_log),
                        limiter=limiter,
-                       limits=ReadLimits(max_file_bytes=config.max_file_bytes))
+                       limits=_read_limits(config.max_file_bytes))
     state_box.append(state)
     return state
+
+
+def _read_limits(max_file_bytes: int) -> ReadLimits:
+    """Ingest's limits for a submission: a stream stops at ``max_file_bytes`` after
+    decompression, and no archive member or JSON document may inflate past it either
+    (nor past ingest's own record limit)."""
+    default = ReadLimits()
+    return ReadLimits(max_file_bytes=max_file_bytes,
+                      max_record_bytes=min(default.max_record_bytes, max_file_bytes))
 
 
 def create_app(config: ServeConfig, state: ServeState | None = None) -> FastAPI:
