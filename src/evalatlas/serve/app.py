@@ -79,6 +79,8 @@ class ServeState:
     draining: bool = False
     inflight: int = 0
     fitting: bool = False
+    touched: dict[str, float] = field(default_factory=dict)
+    """When each token's "last used" was last written (written at most once a minute)."""
     cache: dict[Any, tuple[int, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     cache_locks: dict[Any, threading.Lock] = field(default_factory=dict)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.requests import ClientDisconnect
 
 from evalatlas.errors import EvalAtlasError
 from evalatlas.store import submissions as submissions_sql
@@ -61,8 +63,11 @@ def _principal(request: Request,
         raise ApiError(401, "unauthorized", "unknown or revoked token",
                        headers={"WWW-Authenticate": "Bearer"})
     request.scope.setdefault("state", {})["token_name"] = who.name
-    with contextlib.suppress(EvalAtlasError):
-        state.tokens.touch(who.name)
+    now = time.monotonic()
+    if now - state.touched.get(who.name, -1e9) > 60:  # "last used" to the minute
+        state.touched[who.name] = now
+        with contextlib.suppress(EvalAtlasError):
+            state.tokens.touch(who.name)
     return who
 
 
@@ -122,6 +127,7 @@ async def submit(request: Request, who: Submitter,
     if length is not None and length.isdigit() and int(length) > limit:
         raise ApiError(413, "too large", f"the upload is {length} bytes; the limit is {limit}")
     folder = state.spool.new_folder()
+    queued = False
     try:
         ctype = request.headers.get("content-type", "")
         try:
@@ -133,17 +139,28 @@ async def submit(request: Request, who: Submitter,
             raise ApiError(413, "too large", str(exc)) from exc
         except BadUpload as exc:
             raise ApiError(422, "invalid", str(exc)) from exc
+        except ClientDisconnect as exc:
+            raise ApiError(400, "bad request", "the client went away mid-upload") from exc
         if spooled.size == 0:
             raise ApiError(422, "nothing valid", "the upload is empty")
         problems = await asyncio.to_thread(unreadable, spooled)
         if problems is not None:
             raise ApiError(415, "unsupported format", {"problems": problems})
-        outcome = await asyncio.wrap_future(state.writer.run(
-            lambda: ingest_submission(state.store, spooled, who.name, state.limits)))
+
+        def job() -> Any:  # the writer removes the folder: only it knows when it is done
+            try:
+                return ingest_submission(state.store, spooled, who.name, state.limits)
+            finally:
+                state.spool.remove(folder)
+
+        future = state.writer.run(job)
+        queued = True
+        outcome = await asyncio.shield(asyncio.wrap_future(future))
         state.metrics.submission(outcome.result, outcome.episodes, outcome.rejected)
         return _json(outcome.body, outcome.status)
     finally:
-        await asyncio.to_thread(state.spool.remove, folder)
+        if not queued:
+            await asyncio.to_thread(state.spool.remove, folder)
 
 
 @router.get("/v1/submissions", summary="Your submissions", responses=_errors(401, 403))
