@@ -8,8 +8,9 @@
    episode count per agent and the number of submissions). Baseline in the same run:
    ``evalatlas ingest`` of the same files into a fresh store (a subprocess; wall time).
 2. Leaderboard: a store of ``--board-episodes`` episodes (one JSONL file ingested
-   locally), served; ``--readers`` concurrent clients each GET ``/v1/leaderboard``
-   ``--reads`` times. Reported: the first (uncached) answer's time and p50/p99 of all.
+   locally), served; one GET computes the leaderboard (reported: ``first_answer_s``;
+   answers are cached per store version), then ``--readers`` concurrent clients each GET
+   ``/v1/leaderboard`` ``--reads`` times, all starting together. Reported: p50/p99.
 
 Usage (the issue's full size)::
 
@@ -189,13 +190,16 @@ def leaderboard(work: Path, args: argparse.Namespace) -> dict:
     token = ea.serve.add_token(db, "reader", "reader")
     proc, url = start_server(db, work / "board-access.log")
     headers = {"Authorization": f"Bearer {token}"}
+    t0 = time.perf_counter()  # the first answer computes it; later ones are cached
+    assert httpx.get(url + "/v1/leaderboard", headers=headers, timeout=600).status_code == 200
+    first = time.perf_counter() - t0
     times: list[float] = []
     lock = threading.Lock()
     barrier = threading.Barrier(args.readers)
 
     def reader(_: int) -> None:
         with httpx.Client(base_url=url, headers=headers, timeout=300) as c:
-            barrier.wait()  # all at once: the first wave finds nothing cached
+            barrier.wait()  # all at once
             for _ in range(args.reads):
                 t = time.perf_counter()
                 r = c.get("/v1/leaderboard")
@@ -208,7 +212,7 @@ def leaderboard(work: Path, args: argparse.Namespace) -> dict:
     rss = peak_rss_mb(proc.pid)
     stop(proc)
     return {"store_episodes": per_agent * 20, "requests": len(times),
-            "first_answer_s": round(max(times[: args.readers]), 3),
+            "first_answer_s": round(first, 3),
             "p50_s": round(statistics.median(times), 3), "p99_s": round(pct(times, 0.99), 3),
             "server_peak_rss_mb": round(rss)}
 

@@ -275,13 +275,13 @@ def test_hostile_archive_is_refused_and_nothing_leaves_the_spool(srv):
     with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("../../escaped.json", "{}")
         z.writestr("header.json", json.dumps({"eval": {"task": "x"}}))
-        z.writestr("samples/bomb.json", b" " * (8 << 20))  # 8 MiB, over --max-file-bytes
+        z.writestr("summaries.json", b" " * (8 << 20))  # 8 MiB, over --max-file-bytes
     got = srv.c["alice"].post("/v1/submissions", params={"name": "hostile.eval"},
                               content=packed.getvalue())
-    assert 400 <= got.status_code < 500, got.text
-    assert got.json()["error"] in ("nothing valid", "unsupported format")
+    assert got.status_code == 422 and got.json()["error"] == "nothing valid", got.text
+    [problem] = got.json()["detail"]["problems"]
+    assert problem["file"] == "hostile.eval" and problem["field"] == "summaries.json"
+    assert "over the 2,000,000-byte limit" in problem["reason"]
     for folder in (srv.tmp, srv.tmp.parent, srv.db.with_name("atlas.duckdb.spool").parent):
         assert not (folder / "escaped.json").exists()
     assert list(srv.db.with_name("atlas.duckdb.spool").iterdir()) == []
-    names = {r["name"] for r in srv.c["alice"].get("/v1/submissions").json()["rows"]}
-    assert "hostile.eval" not in names

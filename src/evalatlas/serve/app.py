@@ -79,6 +79,9 @@ class ServeState:
     draining: bool = False
     inflight: int = 0
     fitting: bool = False
+    read_root: Store | None = None
+    """A view made at start that runs no query: readers' cursors are made from it, never
+    from the writer's connection while the writer thread uses it."""
     touched: dict[str, float] = field(default_factory=dict)
     """When each token's "last used" was last written (written at most once a minute)."""
     cache: dict[Any, tuple[int, Any]] = field(default_factory=dict)
@@ -110,7 +113,7 @@ class ServeState:
     @contextlib.contextmanager
     def reader(self) -> Any:
         """A store view with its own cursor for this thread (reads the last commit)."""
-        view = self.store.cursor_view()
+        view = (self.read_root or self.store).cursor_view()
         try:
             yield view
         finally:
@@ -254,6 +257,7 @@ def build_state(config: ServeConfig) -> ServeState:
                        metrics=Metrics(), access_log=AccessLog(config.access_log),
                        limiter=limiter,
                        limits=_read_limits(config.max_file_bytes))
+    state.read_root = store.cursor_view()
     state_box.append(state)
     return state
 
@@ -278,6 +282,8 @@ def create_app(config: ServeConfig, state: ServeState | None = None) -> FastAPI:
         yield
         state.writer.stop(timeout=config.drain_seconds)  # queued commits finish first
         with contextlib.suppress(Exception):
+            if state.read_root is not None:
+                state.read_root.close()
             state.store.close()
         state.access_log.close()
 
