@@ -62,7 +62,7 @@ def serve(config: ServeConfig, *, host: str = "127.0.0.1", port: int = 8765,
                              access_log=False, timeout_graceful_shutdown=5,
                              server_header=False, lifespan="on")
 
-    class _Server(uvicorn.Server):  # type: ignore[misc,name-defined]
+    class _Server(uvicorn.Server):  # type: ignore[name-defined]
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             drain = _Drain(self, state)

@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evalatlas.errors import EvalAtlasError
 
@@ -107,7 +108,7 @@ async def receive_multipart(chunks: AsyncIterator[bytes], content_type: str, fol
     boundary = params.get(b"boundary")
     if not boundary:
         raise BadUpload("multipart body without a boundary")
-    state: dict = {"headers": {}, "header_field": b"", "header_value": b"", "fh": None,
+    state: dict[str, Any] = {"headers": {}, "header_field": b"", "header_value": b"", "fh": None,
                    "path": None, "done": False}
     digest, size = hashlib.sha256(), [0]
 
@@ -126,8 +127,9 @@ async def receive_multipart(chunks: AsyncIterator[bytes], content_type: str, fol
         _, opts = parse_options_header(disp)
         if opts.get(b"name") == b"file" and state["path"] is None:
             filename = opts.get(b"filename", b"").decode("utf-8", "replace")
-            state["path"] = folder / safe_name(name or filename)
-            state["fh"] = state["path"].open("xb")
+            target = folder / safe_name(name or filename)
+            state["path"] = target
+            state["fh"] = target.open("xb")
 
     def on_part_data(data: bytes, start: int, end: int) -> None:
         if state["fh"] is not None:

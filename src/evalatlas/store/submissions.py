@@ -47,10 +47,14 @@ def ensure(store: Store) -> None:
     store.con.execute(_DDL)
 
 
+def _scalar(store: Store, sql: str, params: list[Any] | None = None) -> int:
+    row = store.con.execute(sql, params or []).fetchone()
+    return int(row[0]) if row else 0
+
+
 def _exists(store: Store) -> bool:
-    rows = store.con.execute("SELECT count(*) FROM information_schema.tables "
-                             "WHERE table_name = 'submissions'").fetchone()
-    return bool(rows and rows[0])
+    return _scalar(store, "SELECT count(*) FROM information_schema.tables "
+                   "WHERE table_name = 'submissions'") > 0
 
 
 def _dicts(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
@@ -118,26 +122,24 @@ def delete_submission(store: Store, submission_id: str) -> dict[str, int]:
     quarantine rows, its experiments unless episodes of another source still use them,
     and the submission itself. Returns the rows deleted per table."""
     prefix = source_prefix(submission_id)
-    con = store.con
     deleted: dict[str, int] = {}
     with store.atomic():
         for table in ("episodes", "measurements", "quarantine"):
-            deleted[table] = int(con.execute(
-                f"DELETE FROM {table} WHERE starts_with(source_file, ?)", [prefix]
-            ).fetchone()[0])
-        deleted["experiments"] = int(con.execute(
+            deleted[table] = _scalar(
+                store, f"DELETE FROM {table} WHERE starts_with(source_file, ?)", [prefix])
+        deleted["experiments"] = _scalar(
+            store,
             "DELETE FROM experiments x WHERE starts_with(x.source_file, ?) AND NOT EXISTS "
             "(SELECT 1 FROM episodes e WHERE e.experiment_id = x.experiment_id) AND NOT "
             "EXISTS (SELECT 1 FROM measurements m WHERE m.experiment_id = x.experiment_id)",
-            [prefix]).fetchone()[0])
-        con.execute("DELETE FROM submissions WHERE submission_id = ?", [submission_id])
+            [prefix])
+        store.con.execute("DELETE FROM submissions WHERE submission_id = ?", [submission_id])
     return deleted
 
 
 def counts(store: Store) -> dict[str, int]:
     """Submissions, episodes and quarantined rows in the store (for /metrics)."""
-    n_sub = (store.con.execute("SELECT count(*) FROM submissions").fetchone()[0]
-             if _exists(store) else 0)
-    n_ep = store.con.execute("SELECT count(*) FROM episodes").fetchone()[0]
-    n_q = store.con.execute("SELECT count(*) FROM quarantine").fetchone()[0]
-    return {"submissions": int(n_sub), "episodes": int(n_ep), "quarantine": int(n_q)}
+    n_sub = _scalar(store, "SELECT count(*) FROM submissions") if _exists(store) else 0
+    return {"submissions": n_sub,
+            "episodes": _scalar(store, "SELECT count(*) FROM episodes"),
+            "quarantine": _scalar(store, "SELECT count(*) FROM quarantine")}
