@@ -19,13 +19,15 @@ def test_core_dependencies_are_small() -> None:
     core = {d.split(">")[0].split("=")[0].strip().lower() for d in project["dependencies"]}
     assert not core & {"openai", "httpx", "bm25s", "krippendorff", "jsonschema", "pandas"}
     extras = project["optional-dependencies"]
-    assert {"judge", "eee", "report", "bench", "dev"} <= set(extras)
+    assert {"judge", "eee", "report", "serve", "bench", "dev"} <= set(extras)
     assert any(d.startswith("openai") for d in extras["judge"])
     assert any(d.startswith("krippendorff") for d in extras["judge"])
     assert any(d.startswith("jsonschema") for d in extras["eee"])
     assert any(d.startswith("bm25s") for d in extras["bench"])
     assert any(d.startswith("duckdb-extension-ducklake") for d in extras["lake"])
-    assert "evalatlas[judge,eee,report,lake]" in extras["dev"]  # make test installs them
+    assert any(d.startswith("fastapi") for d in extras["serve"])
+    assert any(d.startswith("uvicorn") for d in extras["serve"])
+    assert "evalatlas[judge,eee,report,lake,serve]" in extras["dev"]  # make test installs them
 
 
 def test_require_names_the_extra() -> None:
