@@ -8,7 +8,8 @@ import json
 
 import httpx
 
-from evalatlas.serve.app import ServeConfig, build_state, create_app
+from evalatlas.serve.app import ServeConfig, build_state
+from evalatlas.serve.factory import create_app
 
 
 def test_unexpected_error_is_a_json_500_with_a_request_id(tmp_path):

@@ -14,7 +14,6 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +22,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from evalatlas import __version__
 from evalatlas.records.limits import GiB, ReadLimits
 from evalatlas.store import submissions as submissions_sql
 from evalatlas.store.db import Store
@@ -271,32 +269,6 @@ def _read_limits(max_file_bytes: int) -> ReadLimits:
                       max_record_bytes=min(default.max_record_bytes, max_file_bytes))
 
 
-def create_app(config: ServeConfig, state: ServeState | None = None) -> FastAPI:
-    """The application for ``config`` (``state``: one built already, for tests)."""
-    from .routes import router
-
-    state = state or build_state(config)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        state.writer.stop(timeout=config.drain_seconds)  # queued commits finish first
-        with contextlib.suppress(Exception):
-            if state.read_root is not None:
-                state.read_root.close()
-            state.store.close()
-        state.access_log.close()
-
-    app = FastAPI(title="evalatlas", version=__version__, lifespan=lifespan,
-                  description="Submissions, leaderboard, matrix and report of one "
-                  "evalatlas store. See docs/serve.md.")
-    app.state.evalatlas = state
-    _install_errors(app)
-    app.include_router(router)
-    app.add_middleware(RequestMiddleware, state=state)
-    return app
-
-
 def dumps(value: Any) -> bytes:
     """JSON as the CLI prints it (``--format json``): NaN refused, text made safe."""
     from evalatlas.text import json_text_safe
@@ -305,4 +277,4 @@ def dumps(value: Any) -> bytes:
                                      ensure_ascii=False)).encode() + b"\n"
 
 
-__all__ = ["ApiError", "ServeConfig", "ServeState", "create_app", "dumps"]
+__all__ = ["ApiError", "ServeConfig", "ServeState", "build_state", "dumps"]

@@ -16,7 +16,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .app import ServeConfig, ServeState, build_state, create_app
+from .app import ServeConfig, ServeState, build_state
+from .factory import create_app
 
 
 def _uvicorn() -> Any:
