@@ -115,13 +115,21 @@ COMMANDS: dict[str, CommandInfo] = {c.name: c for c in (
        'judge), resumably.'),
     _c('schema', 'schema',
        'Print (or write) the JSON Schema of the records.'),
+    _c('serve', 'serve',
+       'Serve the store over HTTP: submissions, leaderboard, matrix, atlas and '
+       'report.'),
     _c('speedups', 'speedups',
        'Speedup, advantage (levels 1-4, bootstrap interval over tasks), beat-'
        'oracle share, success, pass@k, cost and trajectory length per '
        'agent:model (FC-Eval seed).'),
+    _c('submit', 'serve',
+       'Upload result files to an `evalatlas serve` and print its answers (JSON'
+       ' lines).'),
     _c('summary', 'summary',
        'Success rate with a Wilson interval, errors, tokens, cost and time per'
        ' group.'),
+    _c('tokens', 'serve',
+       'API tokens of `evalatlas serve`: add, list, revoke.'),
     _c('tiers', 'tiers',
        'Per tier: runs, pass rate [CI], impl rate, median composite, grade, '
        'cost, cost of pass and uplift [CI] against the baseline; then cross-'

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse, PlainTextResponse
@@ -215,7 +215,8 @@ def leaderboard(
     experiment: Annotated[list[str] | None, Query()] = None,
     agent: Annotated[list[str] | None, Query()] = None,
     confidence: Annotated[float, Query(gt=0, lt=1)] = 0.95,
-    outcome: str = "any", missing: str = "ignore",
+    outcome: Literal["any", "harness", "judge"] = "any",
+    missing: Literal["ignore", "fail"] = "ignore",
 ) -> Response:
     """Exactly what ``evalatlas summary --format json`` prints for the same options."""
     from evalatlas.api import summary
