@@ -27,6 +27,9 @@ NOT_RESULTS = {
     # errors and settings
     "EvalAtlasError", "InputError", "OutputError", "StoreError", "ArgumentError", "Problem",
     "AtlasError", "DriftError", "ReadLimits", "JudgeConfig", "JudgeClient",
+    # the service's HTTP client and its error (evalatlas.serve.client): they fetch results,
+    # whose envelopes are plain dicts, and are not results themselves
+    "Client", "ServerError",
     # atlas inputs and model settings (arrays in, not results out)
     "Cells", "ModelSpec", "Priors", "ResponseMatrix",
 }
