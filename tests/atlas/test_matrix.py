@@ -37,6 +37,21 @@ def test_attempts_become_k_of_n_not_a_mean() -> None:
     assert cov["A"]["tasks_run"] == 1 and cov["A"]["n_tasks"] == 3
 
 
+def test_a_pandas_frame_with_nullable_and_arrow_columns_is_the_same_matrix() -> None:
+    """``store.episodes()`` gives nullable ``boolean`` / Arrow text columns, whose missing
+    value is ``<NA>`` (``bool(<NA>)`` raised TypeError)."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(_frame(ROWS))
+    frame["success"] = frame["success"].astype("boolean")
+    frame["task_version_hash"] = frame["task_version_hash"].astype(pd.StringDtype("pyarrow"))
+    frame["n_tasks"] = frame["n_tasks"].astype("Int64")
+    for cell in ("success", "reward"):
+        m, want = build_matrix(frame, cell=cell), build_matrix(_frame(ROWS), cell=cell)
+        assert m.episodes_unknown_outcome == want.episodes_unknown_outcome == 1
+        assert m.cells.k.tolist() == want.cells.k.tolist()
+        assert m.cells.n.tolist() == want.cells.n.tolist()
+
+
 def test_reward_cells_sum_rewards_and_refuse_out_of_range() -> None:
     m = build_matrix(_frame(ROWS), cell="reward")
     a = m.agent_names.index("A")

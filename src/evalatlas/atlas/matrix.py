@@ -154,7 +154,9 @@ def _column(frame: Any, name: str, length: int | None = None) -> list[Any]:
 
 
 def _is_nan(v: Any) -> bool:
-    return isinstance(v, float) and math.isnan(v)
+    """A missing value of a frame: NaN, or pandas' ``<NA>`` (nullable and Arrow-backed
+    columns of ``store.episodes()``), told apart without importing pandas."""
+    return (isinstance(v, float) and math.isnan(v)) or type(v).__name__ == "NAType"
 
 
 def find_drift(
