@@ -128,15 +128,29 @@ def test_the_demo_frame_gives_the_numbers_of_its_store(tmp_path: Path) -> None:
 # Peak RSS of one process: 200k episodes through store.episodes() and ea.summary(frame).
 # Measured (duckdb 1.5.5): ~1,100 MB with .df() and a copied frame, ~490 MB now; the 2M
 # case is in benchmarks/bench_episodes_frame.py (BENCHMARKS.md).
+# The peak is VmHWM of /proc/self/status (this process's own memory since exec), not
+# getrusage's ru_maxrss: Linux folds the forked copy of the parent into ru_maxrss at exec, so
+# inside a full pytest run (a parent of ~1.1 GB) ru_maxrss reported the parent's size.
 SCRIPT = """
 import json, resource, sys
 import evalatlas as ea
+
+def peak_kb():
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
 with ea.open(sys.argv[1], read_only=True) as store:
     store_rows = ea.summary(store).rows
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base = peak_kb()
     frame = store.episodes()
     frame_rows = ea.summary(frame).rows
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = peak_kb()
 print(json.dumps({"base_mb": base / 1024, "peak_mb": peak / 1024, "n": len(frame),
                   "store": store_rows, "frame": frame_rows}))
 """
