@@ -384,13 +384,7 @@ class Store:
         schema = self._schema(table, columns)
         cols = list(zip(*rows, strict=True))
         arrays = [pa.array(list(col), type=schema.field(i).type) for i, col in enumerate(cols)]
-        tbl = pa.Table.from_arrays(arrays, schema=schema)
-        name = f"_evalatlas_{table}_batch"
-        self.con.register(name, tbl)
-        try:
-            self.upsert_from(table, name)
-        finally:
-            self.con.unregister(name)
+        self._upsert_arrow(table, pa.Table.from_arrays(arrays, schema=schema))
 
     def insert_table(self, table: str, rows: pa.Table) -> None:
         """Upsert an Arrow table of ``table``'s columns (the columnar path,
@@ -432,6 +426,7 @@ class Store:
                 self.con.execute(f"DROP TABLE IF EXISTS {stage}")
 
     def _upsert_arrow(self, table: str, rows: pa.Table) -> None:
+        """Upsert an Arrow table as it is (no redaction: callers redact first)."""
         if rows.num_rows == 0:
             return
         name = f"_evalatlas_{table}_arrow"
