@@ -44,7 +44,6 @@ _LAZY: dict[str, str] = {
     # the HTML report (evalatlas report)
     "build_report": "evalatlas.api",
     "Report": "evalatlas.report.document",
-    "configure_prices": "evalatlas.api",
     "validate_eee": "evalatlas.api",
     "IngestReport": "evalatlas.store.ingest",
     # a client of `evalatlas serve` (needs evalatlas[serve])
@@ -158,7 +157,6 @@ __all__ = [
     "code_quality",
     "compare",
     "compare_frameworks",
-    "configure_prices",
     "failures",
     "formats",
     "framework_data",
@@ -222,7 +220,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         build_report,
         compare,
         compare_frameworks,
-        configure_prices,
         failures,
         framework_data,
         gate,

@@ -40,7 +40,7 @@ from evalatlas.compose.summary import summary_of
 from evalatlas.compose.tiers import tiers_of
 from evalatlas.errors import ArgumentError
 from evalatlas.exports.eee import RELATIONSHIPS
-from evalatlas.pricing import configure
+from evalatlas.pricing import PriceBook, Pricing, UnknownModelCost, default_book
 from evalatlas.records.limits import ReadLimits
 from evalatlas.selectors import as_selectors
 from evalatlas.store import db as _db
@@ -91,7 +91,6 @@ __all__ = [
     "build_report",
     "compare",
     "compare_frameworks",
-    "configure_prices",
     "failures",
     "framework_data",
     "gate",
@@ -131,6 +130,7 @@ class Store(_db.Store):
         force: bool = False, limits: ReadLimits | None = None, benchmark: str | None = None,
         on_progress: Callable[[str, int], None] | None = None, model: str | None = None,
         agent_name: str | None = None, labels: dict[str, str] | None = None,
+        prices: str | Path | None = None, presets: Sequence[str] | None = None,
     ) -> IngestReport:
         """Ingest files or folders (any supported format; ``-`` is JSONL on stdin; several
         as arguments or as one list; an empty path is refused, not read as ``.``); returns
@@ -140,7 +140,10 @@ class Store(_db.Store):
         Idempotent and transactional: files unchanged since their last ingest are skipped
         (``report.unchanged``) unless ``force``. ``fmt`` forces one adapter;
         ``unknown_model_cost="zero"`` prices tokens of an unpriced model at $0 (as the
-        seeds do) instead of leaving the cost unknown; ``limits`` bounds what one line,
+        seeds do) instead of leaving the cost unknown; ``prices``: a price file (TOML or
+        YAML; see ``evalatlas price --help``) used first when costs are computed from
+        tokens, and ``presets`` the bundled price tables after it (default:
+        :func:`price_presets`), for this ingest only; ``limits`` bounds what one line,
         file, record or nesting may hold (:class:`ReadLimits`); ``benchmark`` names the
         benchmark of every ingested experiment; ``on_progress(source, n_records)`` is
         called as sources start and every few thousand records (progress bars).
@@ -153,21 +156,26 @@ class Store(_db.Store):
         from evalatlas.records.overrides import Overrides
 
         overrides = Overrides(model=model, agent_name=agent_name, labels=dict(labels or {}))
+        pricing = Pricing(_price_book(prices, presets),
+                          cast("UnknownModelCost", unknown_model_cost))
         return ingest_paths(self, check_paths(paths), fmt=fmt, batch_size=batch_size,
-                            on_progress=on_progress, unknown_model_cost=unknown_model_cost,
-                            force=force, limits=limits, benchmark=benchmark, overrides=overrides)
+                            on_progress=on_progress, pricing=pricing, force=force,
+                            limits=limits, benchmark=benchmark, overrides=overrides)
 
     @staticmethod
     def check_ingest(*paths: str | Path | Sequence[str | Path], model: str | None = None,
                      agent_name: str | None = None,
-                     labels: dict[str, str] | None = None) -> None:
-        """Check :meth:`ingest`'s paths and overrides without opening anything: the
-        :class:`ArgumentError` ``ingest`` would raise (the CLI calls it before it creates
-        a store)."""
+                     labels: dict[str, str] | None = None,
+                     prices: str | Path | None = None,
+                     presets: Sequence[str] | None = None) -> None:
+        """Check :meth:`ingest`'s paths, overrides and price file without opening a
+        store: the :class:`ArgumentError` (or :class:`InputError`, for a bad price file)
+        ``ingest`` would raise (the CLI calls it before it creates a store)."""
         from evalatlas.records.overrides import Overrides
 
         check_paths(paths)
         Overrides(model=model, agent_name=agent_name, labels=dict(labels or {}))
+        _price_book(prices, presets)
 
     def is_empty(self) -> bool:
         """True when the store holds no episodes and no measurements (nothing ingested)."""
@@ -327,12 +335,18 @@ def store_error(exc: BaseException, path: str | Path | None = None) -> StoreErro
     return StoreError(f"store {where}: {first}")
 
 
-def configure_prices(price_file: str | Path | None = None,
-                     presets: Sequence[str] | None = None) -> None:
-    """Use ``price_file`` (TOML or YAML; see ``evalatlas price --help``) first when costs
-    are computed from tokens, for the rest of the process (ingest, ``price``).
-    ``presets`` selects bundled price tables. Raises on a bad file."""
-    configure(price_file, None if presets is None else list(presets))
+def _price_book(prices: str | Path | None, presets: Sequence[str] | None) -> PriceBook:
+    """The price book of :meth:`Store.ingest`'s ``prices`` and ``presets`` (the default
+    book when neither is given). Raises :class:`InputError` on a bad file."""
+    if prices is None and presets is None:
+        return default_book()
+    if presets is not None:
+        from evalatlas.pricing.tables import PRESETS
+
+        if isinstance(presets, str) or not all(p in PRESETS for p in presets):
+            raise ArgumentError(f"presets must be a list of preset names, each one of "
+                                f"{sorted(PRESETS)}; got {presets!r:.80}")
+    return PriceBook(prices, None if presets is None else list(presets))
 
 
 def validate_eee(directory: str | Path) -> list[str]:

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 import evalatlas as ea
 from evalatlas.cli.main import app
-from evalatlas.pricing import configure
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 runner = CliRunner()
@@ -156,7 +155,22 @@ def test_unknown_model_cost_is_unknown_then_zero_or_priced_on_request(tmp_path: 
                                          "-f", "json"]).output)
     assert doc["rows"][0]["total_cost_usd"] == pytest.approx(2 * 1.5 + 1 * 4.0)
     assert doc["rows"][0]["cost_computed_episodes"] == 1
-    configure()  # back to the default price book for other tests
+
+    # the price file was this ingest's only: the next one in the same process prices as
+    # before (no process-wide price book stays configured)
+    runner.invoke(app, ["--db", str(tmp_path / "d.duckdb"), "ingest", str(src)])
+    doc = json.loads(runner.invoke(app, ["--db", str(tmp_path / "d.duckdb"), "summary",
+                                         "-f", "json"]).output)
+    assert doc["rows"][0]["total_cost_usd"] is None
+    assert doc["unknown_price_models"] == ["acme-private-7"]
+
+    # a bad price file is a one-line error, and no store is created
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[models."acme-private-7"]\ninput = 1.5\nouput = 4.0\n')
+    r = runner.invoke(app, ["--db", str(tmp_path / "e.duckdb"), "ingest", str(src),
+                            "--prices", str(bad)])
+    assert r.exit_code != 0 and "ouput" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "e.duckdb").exists()
 
 
 def test_summary_pass_at_k_and_clustered_interval_match_the_metrics(tmp_path: Path) -> None:

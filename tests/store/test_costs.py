@@ -55,3 +55,59 @@ def test_ingest_fills_cost_and_store_lists_unknown_models(tmp_path: Path) -> Non
         assert rows[0]["cost_usd"] == pytest.approx(0.001575)
         assert rows[2]["cost_usd"] is None
         assert unknown_price_models(store) == ["mystery-model-9"]
+
+
+def _private(tmp_path: Path) -> Path:
+    tokens = UsageSummary(prompt_tokens=2_000_000, completion_tokens=1_000_000)
+    _log("private", "acme-private-7", tokens).save(tmp_path / "in" / "private")
+    return tmp_path / "in"
+
+
+def test_pricing_is_passed_to_each_ingest_not_kept(tmp_path: Path) -> None:
+    """Prices and the unknown-model rule travel as arguments (``Pricing``): a price file
+    or ``zero`` given to one ingest prices that ingest only; the store keeps no price
+    state and the pricing module has no process-wide book to configure."""
+    import evalatlas.pricing as pricing
+    from evalatlas.pricing import PriceBook, Pricing
+
+    src = _private(tmp_path)
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."acme-private-7"]\ninput = 1.5\noutput = 4.0\n')
+    costs = "SELECT cost_usd, cost_source FROM episodes ORDER BY trajectory_id"
+    with Store(":memory:") as store:
+        ingest_paths(store, [src], pricing=Pricing(PriceBook(prices)))
+        rows = store.query(costs)
+        assert [r["cost_usd"] for r in rows] == [pytest.approx(2 * 1.5 + 1 * 4.0)] * 2
+        assert rows[0]["cost_source"].startswith(f"computed: file:{prices}")
+        assert not hasattr(store, "unknown_model_cost")
+    with Store(":memory:") as store:
+        ingest_paths(store, [src], pricing=Pricing(unknown_model_cost="zero"))
+        assert [(r["cost_usd"], r["cost_source"]) for r in store.query(costs)] == [
+            (0.0, pricing.UNKNOWN_MODEL_ZERO)] * 2
+        ingest_paths(store, [src], force=True)  # the default again: unknown, not $0
+        assert [r["cost_usd"] for r in store.query(costs)] == [None, None]
+        assert unknown_price_models(store) == ["acme-private-7"]
+    assert not hasattr(pricing, "configure")
+    with pytest.raises(ValueError, match="unknown_model_cost"):
+        Pricing(unknown_model_cost="free")  # type: ignore[arg-type]  # the refused value
+
+
+def test_api_ingest_takes_prices_and_presets(tmp_path: Path) -> None:
+    import evalatlas as ea
+
+    src = _private(tmp_path)
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."acme-private-7"]\ninput = 1.5\noutput = 4.0\n')
+    with ea.open(":memory:") as store:
+        store.ingest(src, prices=prices, presets=[])
+        assert store.query("SELECT sum(cost_usd) AS c FROM episodes")[0]["c"] == (
+            pytest.approx(2 * (2 * 1.5 + 1 * 4.0)))
+        with pytest.raises(ea.ArgumentError, match="presets must be a list of preset names"):
+            store.ingest(src, presets=["no-such-table"])
+        bad = tmp_path / "bad.toml"
+        bad.write_text("[models]\nx = 1\n")
+        with pytest.raises(ea.InputError, match=r"bad\.toml"):
+            store.ingest(src, prices=bad)
+        with pytest.raises(ea.InputError, match=r"bad\.toml"):
+            ea.Store.check_ingest(src, prices=bad)
+        assert not hasattr(ea, "configure_prices")

@@ -254,17 +254,18 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
     import duckdb
 
     from evalatlas.adapters import jsonl_stream
+    from evalatlas.pricing import Pricing
     from evalatlas.store.fast_jsonl import commit
 
     monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
     real = commit.complete_batch
     calls = []
 
-    def failing(store: Store, batch_id: int, rows: list) -> None:
+    def failing(store: Store, batch_id: int, rows: list, pricing: Pricing) -> None:
         calls.append(batch_id)
         if len(calls) == 2:
             raise duckdb.IOException("disk full (test)")
-        real(store, batch_id, rows)
+        real(store, batch_id, rows, pricing)
 
     monkeypatch.setattr(commit, "complete_batch", failing)
     path = _small_episodes(tmp_path / "e.jsonl", 5000, prompt_tokens=100,

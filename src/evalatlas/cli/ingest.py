@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from evalatlas import EvalAtlasError, ReadLimits, Store, configure_prices
+from evalatlas import EvalAtlasError, ReadLimits, Store
 from evalatlas.cli.common import console, err_console, fail, open_store
 from evalatlas.cli.render import safe_text
 
@@ -87,7 +87,7 @@ def ingest(
             fail(f"{p}: no such file or folder (nothing was ingested)")
     if prices is not None:
         try:
-            configure_prices(prices)
+            Store.check_ingest(*paths, prices=prices)  # a bad file creates no store
         except (EvalAtlasError, OSError, ValueError) as exc:
             fail(str(exc))
     with open_store(ctx, create=True) as store:
@@ -107,7 +107,7 @@ def ingest(
                                   limits=ReadLimits(max_line_bytes, max_file_bytes,
                                                     max_record_bytes, max_json_depth),
                                   benchmark=benchmark, model=model,
-                                  agent_name=agent_name, labels=labels)
+                                  agent_name=agent_name, labels=labels, prices=prices)
         db = store.path
     if json_out:
         typer.echo(json.dumps(report.to_dict(), indent=2))

@@ -18,8 +18,9 @@ write at $3/$15/$0.30/$3.75 gives $0.1303803, the Claude CLI's own figure.
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Literal
 
 from evalatlas.pricing.names import normalise_model_name
@@ -49,8 +50,8 @@ __all__ = [
     "ModelPrice",
     "PriceBook",
     "PricePeriod",
+    "Pricing",
     "computed_cost_source",
-    "configure",
     "cost_from_price",
     "cost_usd",
     "default_book",
@@ -61,24 +62,27 @@ __all__ = [
     "unpriced_cost",
 ]
 
-_DEFAULT: PriceBook | None = None
-
-
+@functools.cache
 def default_book() -> PriceBook:
-    """The process-wide price book (default presets + genai-prices, unless configured)."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = PriceBook()
-    return _DEFAULT
+    """The default price book: the default presets, then genai-prices. Built once (it
+    memoises each model's lookup) and never reconfigured: a price file is passed
+    explicitly, as :class:`Pricing` (ingest) or ``book=`` (the functions below)."""
+    return PriceBook()
 
 
-def configure(price_file: str | Path | None = None,
-              presets: tuple[str, ...] | list[str] | None = None,
-              *, library: bool = True) -> PriceBook:
-    """Replace the process-wide price book (e.g. from a ``--prices FILE`` option)."""
-    global _DEFAULT
-    _DEFAULT = PriceBook(price_file, presets, library=library)
-    return _DEFAULT
+@dataclass(frozen=True)
+class Pricing:
+    """How the costs an ingest completes from tokens are priced, passed explicitly from
+    ``Store.ingest`` down to :func:`evalatlas.store.costs.complete_batch` (no process-wide
+    book, no price state on the store): ``book``, the sources in order (first match
+    wins; default :func:`default_book`), and ``unknown_model_cost``, what tokens of a
+    model no source prices cost (:func:`unpriced_cost`: unknown, or $0 on request)."""
+
+    book: PriceBook = field(default_factory=default_book)
+    unknown_model_cost: UnknownModelCost = "none"
+
+    def __post_init__(self) -> None:
+        unpriced_cost(self.unknown_model_cost)  # refuses anything but "none" / "zero"
 
 
 def price_for(model: str | None, *, book: PriceBook | None = None,

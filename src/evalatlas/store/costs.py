@@ -15,8 +15,8 @@ from evalatlas.pricing import (
     UNKNOWN_MODEL_ZERO,
     PriceBook,
     PricePeriod,
+    Pricing,
     cost_from_price,
-    default_book,
     price_for,
     unpriced_cost,
 )
@@ -27,15 +27,16 @@ class BatchTarget(Protocol):
     imports this module, and a cycle, even for type checking, is not allowed)."""
 
     con: Any
-    unknown_model_cost: str
 
 
-def complete_batch(store: BatchTarget, batch_id: int, experiment_ids: list[str]) -> None:
+def complete_batch(store: BatchTarget, batch_id: int, experiment_ids: list[str],
+                   pricing: Pricing) -> None:
     """Fill ``llm_model`` and computed costs for episodes touched by this batch.
 
     Touched = written in this batch, or belonging to an experiment written in it.
-    Call inside the batch's transaction. ``store.unknown_model_cost`` ("none" or "zero")
-    decides what an unpriced model costs: unknown (default) or $0 (the seeds' behaviour).
+    Call inside the batch's transaction. ``pricing``: the price book, and what an
+    unpriced model costs (``unknown_model_cost``: unknown, the default, or $0, the
+    seeds' behaviour), as the ingest was asked (:class:`evalatlas.pricing.Pricing`).
     """
     scope = "(e.ingest_batch = ? OR e.experiment_id IN (SELECT unnest(?::VARCHAR[])))"
     params: list[object] = [batch_id, experiment_ids]
@@ -50,7 +51,7 @@ def complete_batch(store: BatchTarget, batch_id: int, experiment_ids: list[str])
           AND (e.prompt_tokens IS NOT NULL OR e.completion_tokens IS NOT NULL)
           AND {scope}""", params).fetchall()]
     for model in models:
-        _price_model(store, model, scope, params, getattr(store, "unknown_model_cost", "none"))
+        _price_model(store, model, scope, params, pricing)
 
 
 _TS = """coalesce(e.timestamp, (SELECT x.timestamp FROM experiments x
@@ -83,8 +84,7 @@ def _period_sql(periods: tuple[PricePeriod, ...]) -> str:
 
 
 def _price_model(
-    store: BatchTarget, model: str, scope: str, params: list[object],
-    unknown_model_cost: str = "none",
+    store: BatchTarget, model: str, scope: str, params: list[object], pricing: Pricing,
 ) -> None:
     """The vectorised form of :func:`evalatlas.pricing.fill_missing_cost` for one model.
 
@@ -95,13 +95,12 @@ def _price_model(
     names the price and the date (:func:`computed_cost_source`'s text). Tests check
     equality with ``fill_missing_cost``.
     """
-    book = default_book()
-    periods = book.schedule(model)
+    periods = pricing.book.schedule(model)
     where = f"""e.llm_model = ? AND e.cost_usd IS NULL
           AND (e.prompt_tokens IS NOT NULL OR e.completion_tokens IS NOT NULL)
           AND {scope}"""
     if periods is None:
-        cost = unpriced_cost(unknown_model_cost)  # the one unknown-cost rule
+        cost = unpriced_cost(pricing.unknown_model_cost)  # the one unknown-cost rule
         if cost is not None:
             store.con.execute(f"""
                 UPDATE episodes e SET cost_source = ?, cost_usd = ? WHERE {where}""",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 from evalatlas import interrupts
 from evalatlas.errors import Problem, StoreError
+from evalatlas.pricing import Pricing
 from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.redaction import (
@@ -269,7 +270,6 @@ class Store:
             raise
         self._schemas: dict[str, pa.Schema] = {}
         self._column_types: dict[str, dict[str, str]] = {}
-        self.unknown_model_cost = "none"  # see store.costs.complete_batch
 
     def __enter__(self) -> Self:
         return self
@@ -489,6 +489,7 @@ class Store:
         sources: list[str],
         started_at: _dt.datetime,
         requarantine: list[str] | None = None,
+        pricing: Pricing | None = None,
     ) -> None:
         """Write one batch in one transaction: all of it lands, or none of it.
 
@@ -496,6 +497,8 @@ class Store:
         quarantine rows (the source itself or files under it) are dropped first, so a file
         fixed and ingested again no longer shows its old problems. ``episodes``: row
         tuples, or an Arrow table of the episodes table's columns (the columnar path).
+        ``pricing``: how costs missing from episodes with tokens are computed (default:
+        the default price book, an unpriced model's cost unknown).
         """
         now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
         qrows = [
@@ -515,7 +518,7 @@ class Store:
                 self.insert_table("episodes", episodes)
             self._insert("measurements", MEASUREMENT_COLUMNS, measurements)
             self._insert("quarantine", QUARANTINE_COLUMNS, qrows)
-            complete_batch(self, batch_id, [r[0] for r in experiments])
+            complete_batch(self, batch_id, [r[0] for r in experiments], pricing or Pricing())
             self.con.execute(
                 "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [batch_id, started_at.replace(tzinfo=None), now, len(experiments),

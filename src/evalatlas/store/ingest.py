@@ -27,6 +27,7 @@ from evalatlas.adapters.jsonl import duplicate_problem, iter_file_chunks, parse_
 from evalatlas.adapters.jsonl_stream import DEFAULT_CHUNK_BYTES, STDIN, Chunk
 from evalatlas.adapters.registry import plan
 from evalatlas.errors import InputError, Problem
+from evalatlas.pricing import Pricing
 from evalatlas.records.limits import ReadLimits
 from evalatlas.records.limits import current as current_limits
 from evalatlas.records.limits import using as limits_in_force
@@ -158,8 +159,9 @@ class IngestReport(ResultViews):
 
 
 class _Batch:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, pricing: Pricing) -> None:
         self.store = store
+        self.pricing = pricing
         self.experiments: dict[str, tuple] = {}
         self.episodes: dict[tuple[str, str], tuple] = {}
         """Episode rows by key (the last occurrence wins); checked column by column when
@@ -236,6 +238,7 @@ class _Batch:
             sources=self.sources,
             started_at=self.started,
             requarantine=self.requarantine,
+            pricing=self.pricing,
         )
         report.batches += 1
         self.experiments.clear()
@@ -306,7 +309,7 @@ def ingest_paths(
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_progress: Callable[[str, int], None] | None = None,
     fast: bool | None = None,
-    unknown_model_cost: str = "none",
+    pricing: Pricing | None = None,
     limits: ReadLimits | None = None,
     fast_min_bytes: int = FAST_PATH_MIN_BYTES,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
@@ -325,24 +328,23 @@ def ingest_paths(
     path. ``limits``: line, file, record and nesting limits (defaults:
     :class:`evalatlas.records.limits.ReadLimits`). A file whose path, size and
     modification time (or, when only the time changed, content hash) match the last
-    ingest of it is skipped unless ``force``. ``unknown_model_cost="zero"`` prices tokens
-    of models without a known price at $0 (the seeds' behaviour) instead of leaving the
-    cost unknown. ``benchmark``: name the benchmark (and subset) of every ingested
-    experiment this (e.g. a py-irt matrix, otherwise named after its file); disables the
-    fast path. ``overrides``: model, agent name and labels set on every ingested
-    experiment and recorded as overrides (:mod:`evalatlas.records.overrides`); disables
-    the fast path. ``atomic``: everything in one transaction (:meth:`Store.atomic`: all
-    valid records or, after an error or a kill, none), for a submission to ``evalatlas
-    serve``; the fast path is off (it commits its row groups itself) and batches still
-    bound memory. Returns counts and example problems.
+    ingest of it is skipped unless ``force``. ``pricing``: the price book that completes
+    costs from tokens and what a model without a known price costs (default: the default
+    book, unknown; :class:`~evalatlas.pricing.Pricing`). ``benchmark``: name the
+    benchmark (and subset) of every ingested experiment this (e.g. a py-irt matrix,
+    otherwise named after its file); disables the fast path. ``overrides``: model, agent
+    name and labels set on every ingested experiment and recorded as overrides
+    (:mod:`evalatlas.records.overrides`); disables the fast path. ``atomic``: everything
+    in one transaction (:meth:`Store.atomic`: all valid records or, after an error or a
+    kill, none), for a submission to ``evalatlas serve``; the fast path is off (it
+    commits its row groups itself) and batches still bound memory. Returns counts and
+    example problems.
     """
-    if unknown_model_cost not in ("none", "zero"):
-        raise ValueError(f"unknown_model_cost must be 'none' or 'zero', got {unknown_model_cost!r}")
     paths = list(paths)
     check_named_paths(paths, fmt)
-    store.unknown_model_cost = unknown_model_cost
     overrides = overrides or Overrides()
-    run = _Run(store, IngestReport(), _Batch(store), batch_size, on_progress,
+    batch = _Batch(store, pricing or Pricing())
+    run = _Run(store, IngestReport(), batch, batch_size, on_progress,
                False if benchmark is not None or overrides or atomic else fast,
                fast_min_bytes, chunk_bytes, force, benchmark, overrides)
     with limits_in_force(limits or ReadLimits()), \
@@ -522,7 +524,7 @@ class _Run:
             self.exact_chunks(chunks, source, seen, depth)
             return True
         try:
-            fj = FastJsonl(self.store, source, depth)
+            fj = FastJsonl(self.store, source, depth, self.batch.pricing)
         except OSError as exc:  # no room for the chunk folder in $TMPDIR: the exact path
             report.fast_path_declined.append(
                 f"{source}: cannot stage chunks in the temporary folder ({reason(exc)})")

@@ -21,6 +21,7 @@ import contextlib
 import duckdb
 
 from evalatlas import interrupts
+from evalatlas.pricing import Pricing
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.db import Store
 from evalatlas.store.fast_jsonl.sql import key_hash, sql_str
@@ -32,6 +33,7 @@ class Committer:
     state is set up there)."""
 
     store: Store
+    pricing: Pricing
     con: duckdb.DuckDBPyConnection
     source: str
     group: Group | None
@@ -85,7 +87,7 @@ class Committer:
                       USING (experiment_id)""")
                 con.execute(f"INSERT INTO _fast_seen SELECT _h, _line FROM {rows}")
             if group.unpriced:  # the insert's join already set each row's model
-                complete_batch(self.store, group.batch_id, [])
+                complete_batch(self.store, group.batch_id, [], self.pricing)
             con.execute(
                 "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
                 [group.batch_id, group.n, [self.source]])

@@ -23,6 +23,7 @@ import duckdb
 import evalatlas.store.fast_jsonl.pipeline as threads
 from evalatlas.adapters.jsonl_stream import Chunk
 from evalatlas.errors import Problem
+from evalatlas.pricing import Pricing
 from evalatlas.records.limits import current as current_limits
 from evalatlas.store.db import DEFAULT_MEMORY_LIMIT, ENV_MEMORY, Store
 from evalatlas.store.fast_jsonl.commit import Committer
@@ -46,8 +47,10 @@ class FastJsonl(Preparer, Committer):
     (:meth:`earlier_lines` and :meth:`remember` keep keys unique across both);
     :meth:`close` restores the store."""
 
-    def __init__(self, store: Store, source: str, max_depth: int = 100) -> None:
+    def __init__(self, store: Store, source: str, max_depth: int = 100,
+                 pricing: Pricing | None = None) -> None:
         self.store = store
+        self.pricing = pricing or Pricing()  # how a group's missing costs are completed
         self.con = store.con
         self.source = source
         self.max_depth = max_depth
