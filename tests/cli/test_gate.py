@@ -235,6 +235,21 @@ def test_baseline_db_reads_the_baseline_from_another_store(db: Path, tmp_path: P
     assert main.exists()  # opened read-only, left as it was
 
 
+def test_baseline_db_naming_the_db_itself_is_the_gate_without_it(db: Path) -> None:
+    """``--baseline-db X --db X`` (any spelling of X) reads both sides from the one store:
+    the same verdict, exit code and JSON as without ``--baseline-db``. It once failed with
+    "damaged (Scalar Function evalatlas_model already exists)": a second read-only
+    connection to a file the process has open shares the first one's catalog."""
+    args = ["gate", "--baseline", "base", "--candidate", "cand", "-f", "json"]
+    code, out, err = _invoke(db, *args)
+    assert code == 1 and json.loads(out)["verdict"] == "regression"
+    spelled = db.parent / ".." / db.parent.name / db.name
+    for other in (db, spelled):
+        again = _invoke(db, *args, "--baseline-db", str(other))
+        assert again == (code, out, err)
+        assert "damaged" not in again[2]
+
+
 def test_plan_json_and_table(db: Path) -> None:
     code, out, _ = _invoke(db, "gate", "plan", "--baseline", "base", "--drop", "0.05",
                            "--format", "json")
