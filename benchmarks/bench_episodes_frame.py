@@ -2,7 +2,8 @@
 
 Builds a store of ``--n`` synthetic episodes (``synth.py``: ~900 bytes each, 50 agents x
 2,000 tasks x attempts; written as JSONL and ingested by evalatlas), then measures, each in
-a fresh subprocess that reports its own peak RSS (``ru_maxrss``) and wall seconds:
+a fresh subprocess that reports its own peak RSS (``VmHWM``, :func:`measure.peak_kb`) and
+wall seconds:
 
 - ``store``: ``ea.summary(store)`` (the baseline: the same numbers without a frame);
 - ``frame``: ``store.episodes()`` then ``ea.summary(frame)``, also the frame's own seconds;
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 import statistics
 import subprocess
@@ -31,13 +31,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from measure import same
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 
-CHILD = r"""
-import json, resource, sys, time
+CHILD = f"import sys; sys.path.insert(0, {str(HERE)!r})\n" + r"""
+import json, sys, time
 sys.path.insert(0, sys.argv[1])
 import evalatlas as ea
+from measure import peak_kb
 kind, db = sys.argv[2], sys.argv[3]
 with ea.open(db, read_only=True) as store:
     t0 = time.perf_counter()
@@ -50,21 +53,9 @@ with ea.open(db, read_only=True) as store:
         rows = ea.summary(frame).rows
     wall = time.perf_counter() - t0
 print(json.dumps({"seconds": wall, "frame_seconds": frame_s, "rows": rows,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "peak_mb": peak_kb() / 1024,
                   "evalatlas": ea.__file__}))
 """
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal rows, floats to 1e-9."""
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9,
-                                                                 abs_tol=1e-12)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def build(n: int, data_dir: Path) -> Path:

@@ -47,9 +47,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-CHILD = r"""
+CHILD = f"import sys; sys.path.insert(0, {str(HERE)!r})\n" + r"""
 import json, resource, sys, time
 from pathlib import Path
+from measure import peak_kb
 kind, src, db = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 n_limit = int(sys.argv[4])
 t0 = time.perf_counter()
@@ -102,7 +103,7 @@ elif kind == "summary":
     n = sum(r["episodes"] for r in rows)
 secs = time.perf_counter() - t0
 use = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"n": n, "seconds": secs, "rss_mb": use.ru_maxrss / 1024,
+print(json.dumps({"n": n, "seconds": secs, "rss_mb": peak_kb() / 1024,
                   "cpu": use.ru_utime + use.ru_stime, **extra}))
 """
 

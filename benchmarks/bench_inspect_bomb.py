@@ -84,9 +84,10 @@ def build(path: Path, member: str, comp: bytes, method: int, declared: int = 200
     path.write_bytes(bytes(out))
 
 
-CHILD = r"""
-import json, resource, sys, time, zipfile, zlib
+CHILD = f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n" + r"""
+import json, sys, time, zipfile, zlib
 from pathlib import Path
+from measure import peak_kb
 path, mode, member = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 t = time.perf_counter()
 if mode == "evalatlas":
@@ -110,7 +111,7 @@ else:  # the member inflated whole, then checked
         data = zlib.decompress(raw, -15)
     outcome = f"inflated {len(data):,} bytes, declared {info.file_size:,}: refused"
 print(json.dumps({"s": time.perf_counter() - t, "outcome": outcome,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rss_mb": peak_kb() / 1024}))
 """
 
 

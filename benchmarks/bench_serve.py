@@ -38,6 +38,7 @@ from pathlib import Path
 import httpx
 
 import evalatlas as ea
+from measure import peak_kb
 
 EVALATLAS = str(Path(sys.executable).with_name("evalatlas"))
 
@@ -93,10 +94,7 @@ def start_server(db: Path, log: Path) -> tuple[subprocess.Popen, str]:
 
 
 def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return peak_kb(pid) / 1024
 
 
 def pct(values: list[float], q: float) -> float:

@@ -5,7 +5,6 @@ numbers the CLI prints as JSON."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typer.testing import CliRunner
 
 import evalatlas as ea
 from evalatlas.cli.main import app
+from measure import first_difference  # benchmarks/measure.py: one comparison of results
 
 REPO = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -33,18 +33,8 @@ def test_api_doc_blocks_run(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> Non
 
 def _same(a: Any, b: Any, where: str = "") -> None:
     """Equal JSON values; floats to 1e-12 relative (summation order may differ)."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), f"{where}: {set(a) ^ set(b)}"
-        for k in a:
-            _same(a[k], b[k], f"{where}.{k}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same(x, y, f"{where}[{i}]")
-    elif isinstance(a, float) and isinstance(b, float):
-        assert math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15), f"{where}: {a} != {b}"
-    else:
-        assert a == b, f"{where}: {a!r} != {b!r}"
+    difference = first_difference(a, b, rel_tol=1e-12, abs_tol=1e-15, where=where)
+    assert difference is None, difference
 
 
 def test_issue_example_matches_cli_json(tmp_path: Path) -> None:

@@ -4,19 +4,19 @@ through a frame as through the store, and bounded memory (issue 28.6)."""
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
 
 import evalatlas as ea
 from evalatlas.store.db import Store
+from measure import same  # benchmarks/measure.py, the benchmark's comparison too
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 # Episodes of realistic width (~1 KB: ids, a task description, tools, JSON scores/extra,
 # usage), 50 agents x 2,000 tasks x attempts, ~3% unknown outcomes, ~5% unknown costs.
@@ -66,18 +66,6 @@ def synth_store(path: Path, n: int) -> Path:
                 store.con.execute(sql, [n] if "?" in sql else [])
         store.con.execute("COMMIT")
     return path
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal rows, floats to 1e-9 (a float sum may differ in its last digits with scan order)."""
-    if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9,
-                                                                 abs_tol=1e-12)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def test_frame_columns_are_arrow_backed_with_missing_kept_missing(tmp_path: Path) -> None:
@@ -130,20 +118,13 @@ def test_the_demo_frame_gives_the_numbers_of_its_store(tmp_path: Path) -> None:
 # case is in benchmarks/bench_episodes_frame.py (BENCHMARKS.md).
 # The peak is VmHWM of /proc/self/status (this process's own memory since exec), not
 # getrusage's ru_maxrss: Linux folds the forked copy of the parent into ru_maxrss at exec, so
-# inside a full pytest run (a parent of ~1.1 GB) ru_maxrss reported the parent's size.
+# inside a full pytest run (a parent of ~1.1 GB) ru_maxrss reported the parent's size
+# (benchmarks/measure.py: peak_kb, which the benchmark uses too).
 SCRIPT = """
-import json, resource, sys
+import json, sys
+sys.path.insert(0, sys.argv[2])
 import evalatlas as ea
-
-def peak_kb():
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+from measure import peak_kb
 
 with ea.open(sys.argv[1], read_only=True) as store:
     store_rows = ea.summary(store).rows
@@ -159,8 +140,8 @@ BOUND_MB = 750
 
 def test_200k_episode_frame_summary_memory_is_bounded(tmp_path: Path) -> None:
     db = synth_store(tmp_path / "big.duckdb", 200_000)
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(db)], capture_output=True,
-                         text=True, timeout=600, check=True)
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(db), str(BENCHMARKS)],
+                         capture_output=True, text=True, timeout=600, check=True)
     doc = json.loads(out.stdout.splitlines()[-1])
     assert doc["n"] == 200_000
     assert len(doc["store"]) == 50 and same(doc["frame"], doc["store"])
