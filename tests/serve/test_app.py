@@ -282,6 +282,9 @@ def test_hostile_archive_is_refused_and_nothing_leaves_the_spool(srv):
     [problem] = got.json()["detail"]["problems"]
     assert problem["file"] == "hostile.eval" and problem["field"] == "summaries.json"
     assert "over the 2,000,000-byte limit" in problem["reason"]
+    # the server's option, not ingest's (the server has no --max-record-bytes)
+    assert "raise it with the server's --max-file-bytes" in problem["reason"]
+    assert "--max-record-bytes" not in problem["reason"]
     for folder in (srv.tmp, srv.tmp.parent, srv.db.with_name("atlas.duckdb.spool").parent):
         assert not (folder / "escaped.json").exists()
     assert list(srv.db.with_name("atlas.duckdb.spool").iterdir()) == []

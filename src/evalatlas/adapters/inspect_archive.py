@@ -32,12 +32,14 @@ _ZIP_ZSTD = 93
 
 def _member_limit(path: Path | str | None, name: str, declared: int) -> int:
     """The most bytes a member may inflate to: its declared size, refused up front when
-    that is over ``--max-record-bytes`` (a member is one JSON document read whole)."""
-    limit = current_limits().max_record_bytes
+    that is over the record limit (``--max-record-bytes``; a submission's is bounded by the
+    server's ``--max-file-bytes``): a member is one JSON document read whole."""
+    limits = current_limits()
+    limit = limits.max_record_bytes
     if declared > limit:
         raise InputError.at(path, f"member declares {declared:,} bytes, over the "
-                            f"{limit:,}-byte limit for one record (raise it with "
-                            "--max-record-bytes)", field=name)
+                            f"{limit:,}-byte limit for one record "
+                            f"({limits.raise_hint('max_record_bytes')})", field=name)
     return declared
 
 

@@ -84,7 +84,8 @@ def parse_chunk(
         if size is not None:
             yield lineno, Problem(source, f"line is {size:,} bytes, over the "
                                   f"{limits.current().max_line_bytes:,}-byte limit for one "
-                                  "record (raise it with --max-line-bytes)", line=lineno)
+                                  f"record ({limits.current().raise_hint('max_line_bytes')})",
+                                  line=lineno)
             continue
         if not raw.strip():
             yield lineno, Problem(source, "empty line (0-byte record)", line=lineno)

@@ -103,8 +103,10 @@ def nesting_depth(value: Any) -> int:
 
 
 def too_deep_reason(max_depth: int) -> str:
-    return (f"nested more than {max_depth} levels deep (objects and arrays); raise the limit "
-            "with --max-json-depth")
+    from evalatlas.records import limits
+
+    return (f"nested more than {max_depth} levels deep (objects and arrays); "
+            f"{limits.current().raise_hint('max_json_depth')}")
 
 
 def parse_jsonl_line(raw: bytes, path: Path | str, lineno: int, max_depth: int = 100) -> Any:
@@ -141,7 +143,8 @@ def read_json_file(path: Path) -> Any:
         size = path.stat().st_size
         if size > limit:
             raise InputError.at(path, f"file is {size:,} bytes, over the {limit:,}-byte limit "
-                                "for one JSON document (raise it with --max-record-bytes)")
+                                "for one JSON document "
+                                f"({limits.current().raise_hint('max_record_bytes')})")
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError.at(path, f"cannot read: {exc.strerror or exc}") from exc

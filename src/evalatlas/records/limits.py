@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Literal
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -34,6 +35,26 @@ class ReadLimits:
     max_file_bytes: int = 64 * GiB
     max_record_bytes: int = 256 * MiB
     max_json_depth: int = 100
+    set_by: Literal["ingest", "serve"] = "ingest"
+    """Whose options these limits came from, so that a refusal names an option the user
+    has (:meth:`raise_hint`): ``evalatlas ingest``'s, or ``evalatlas serve``'s (which
+    sets only ``max_file_bytes``; a submission's record limit is the smaller of it and
+    ingest's default)."""
+
+    def raise_hint(self, limit: str) -> str:
+        """How to raise ``limit`` (a field name, e.g. ``"max_record_bytes"``), in the
+        words of the command that set it: ``"raise it with --max-record-bytes"`` for
+        ingest; for the server, its ``--max-file-bytes`` where that is the bound, else
+        that the limit is fixed there."""
+        option = "--" + limit.replace("_", "-")
+        if self.set_by == "ingest":
+            return f"raise it with {option}"
+        by_file = limit == "max_file_bytes" or (
+            limit == "max_record_bytes" and self.max_record_bytes == self.max_file_bytes
+            and self.max_file_bytes < ReadLimits.max_record_bytes)
+        if by_file:
+            return "raise it with the server's --max-file-bytes"
+        return "a fixed limit of evalatlas serve"
 
 
 _DEFAULT = ReadLimits()

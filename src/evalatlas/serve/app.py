@@ -266,7 +266,8 @@ def _read_limits(max_file_bytes: int) -> ReadLimits:
     (nor past ingest's own record limit)."""
     default = ReadLimits()
     return ReadLimits(max_file_bytes=max_file_bytes,
-                      max_record_bytes=min(default.max_record_bytes, max_file_bytes))
+                      max_record_bytes=min(default.max_record_bytes, max_file_bytes),
+                      set_by="serve")
 
 
 def dumps(value: Any) -> bytes:
