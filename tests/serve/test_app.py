@@ -67,6 +67,42 @@ def test_leaderboard_is_the_summary_envelope(srv):
                                                          "tiny-mini"]
 
 
+def _labelled(answer):
+    """(answer version, store version, stale) from the leaderboard's headers."""
+    h = answer.headers
+    return (int(h["x-evalatlas-answer-version"]), int(h["x-evalatlas-store-version"]),
+            h["x-evalatlas-stale"])
+
+
+def test_after_a_write_readers_get_the_previous_answer_labelled_then_the_new(srv):
+    reader = srv.c["rita"]
+    before = reader.get("/v1/leaderboard", params={"fresh": True})
+    answer_v, store_v, stale = _labelled(before)
+    assert stale == "false" and answer_v == store_v
+    path = write_jsonl(srv.tmp / "zeta.jsonl", "zeta", n_tasks=4, attempts=1)
+    assert srv.c["alice"].post("/v1/submissions", params={"name": "zeta.jsonl"},
+                               content=path.read_bytes()).status_code == 201
+    # at once, without waiting: the previous answer labelled stale, or the new one
+    now = reader.get("/v1/leaderboard")
+    answer_v, store_v, stale = _labelled(now)
+    assert store_v > _labelled(before)[1]
+    if stale == "true":
+        assert now.content == before.content and answer_v < store_v
+    else:
+        assert "zeta" in {r["agent"] for r in now.json()["rows"]} and answer_v == store_v
+    # recomputed in the background, with nobody asking for it fresh
+    deadline = time.monotonic() + 60
+    while _labelled(now)[2] == "true" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = reader.get("/v1/leaderboard")
+    assert _labelled(now)[2] == "false"
+    rows = {r["agent"]: r["episodes"] for r in now.json()["rows"]}
+    assert rows["zeta"] == 4
+    assert rows == {**{r["agent"]: r["episodes"] for r in before.json()["rows"]}, "zeta": 4}
+    fresh = reader.get("/v1/leaderboard", params={"fresh": True})
+    assert fresh.content == now.content  # the same kept bytes
+
+
 def test_compare_is_the_compare_envelope(srv):
     got = srv.c["rita"].get("/v1/compare", params={"a": "react-gpt-4o", "b": "planner-sonnet"})
     assert got.status_code == 200
@@ -110,7 +146,8 @@ def test_submit_then_resubmit_is_idempotent(srv):
     assert again.status_code == 200
     assert again.json()["submission_id"] == body["submission_id"]
     assert again.json()["duplicate"] is True
-    rows = srv.c["rita"].get("/v1/leaderboard", params={"agent": "alpha"}).json()["rows"]
+    rows = srv.c["rita"].get("/v1/leaderboard", params={"agent": "alpha", "fresh": True}
+                             ).json()["rows"]
     assert [(r["agent"], r["episodes"]) for r in rows] == [("alpha", 20)]  # not 40
     mine = srv.c["alice"].get(f"/v1/submissions/{body['submission_id']}").json()
     assert [(q["file"], q["line"]) for q in mine["quarantine"]] == [("alpha.jsonl", 22),
@@ -150,12 +187,12 @@ def test_delete_removes_exactly_that_submission(srv):
     path = write_jsonl(srv.tmp / "eps.jsonl", "epsilon", n_tasks=6, attempts=1, bad=1)
     sid = srv.c["alice"].post("/v1/submissions", params={"name": "eps.jsonl"},
                               content=path.read_bytes()).json()["submission_id"]
-    before = {r["agent"]: r["episodes"] for r in
-              srv.c["rita"].get("/v1/leaderboard").json()["rows"]}
+    before = {r["agent"]: r["episodes"] for r in  # fresh: includes the write just made
+              srv.c["rita"].get("/v1/leaderboard", params={"fresh": True}).json()["rows"]}
     assert before["epsilon"] == 6
     assert srv.c["alice"].delete(f"/v1/submissions/{sid}").status_code == 204
     after = {r["agent"]: r["episodes"] for r in
-             srv.c["rita"].get("/v1/leaderboard").json()["rows"]}
+             srv.c["rita"].get("/v1/leaderboard", params={"fresh": True}).json()["rows"]}
     assert "epsilon" not in after
     assert after == {k: v for k, v in before.items() if k != "epsilon"}
     assert srv.c["alice"].get(f"/v1/submissions/{sid}").status_code == 404

@@ -39,3 +39,22 @@ def test_tokens_path(tmp_path, monkeypatch):
         tokens_path("ducklake:postgres:dbname=atlas")
     monkeypatch.setenv(ENV_TOKENS, str(tmp_path / "lake.tokens"))
     assert tokens_path("ducklake:postgres:dbname=atlas") == tmp_path / "lake.tokens"
+
+
+def test_current_hashes_see_every_change_by_another_writer(tmp_path):
+    path = tmp_path / "s.duckdb.tokens"
+    server = TokenFile(path)  # the server's view: kept in memory between changes
+    assert server.current_hashes() == []  # no file yet
+    cli = TokenFile(path)  # `evalatlas tokens add/revoke` in another process
+    cli.add("alice", "submitter", "ab" * 32)
+    assert server.current_hashes() == [("alice", "submitter", "ab" * 32)]
+    assert server.current_hashes() == server.current_hashes()  # unchanged: no re-read
+    cli.add("bob", "reader", "cd" * 32)
+    assert {h[0] for h in server.current_hashes()} == {"alice", "bob"}
+    assert cli.revoke("alice")
+    assert server.current_hashes() == [("bob", "reader", "cd" * 32)]
+    for suffix in ("", "-wal", "-shm"):  # removed: nobody's token counts any more
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    assert server.current_hashes() == []
+    TokenFile(path).add("carol", "admin", "ef" * 32)  # a new file in its place
+    assert server.current_hashes() == [("carol", "admin", "ef" * 32)]

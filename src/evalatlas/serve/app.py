@@ -1,4 +1,4 @@
-"""The FastAPI application: state, the request middleware and the error answers.
+"""The FastAPI application's state and its error answers.
 
 Every answer that is not a success is JSON ``{"error": ..., "detail": ...}``. An
 unexpected exception never reaches the client as a traceback: it is logged with a
@@ -8,12 +8,9 @@ request id and answered ``{"error": "internal", "request_id": ...}`` (500).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import threading
-import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +25,7 @@ from evalatlas.store.db import Store
 from evalatlas.store.tokens import TokenFile, tokens_path
 
 from .accesslog import AccessLog
+from .answers import Answers, Shortcuts
 from .limits import RateLimiter
 from .metrics import Metrics
 from .spool import Spool, default_spool_root
@@ -72,8 +70,10 @@ class ServeState:
     access_log: AccessLog
     limiter: RateLimiter | None
     limits: ReadLimits
+    answers: Answers
+    """Pre-serialised leaderboard and report answers, recomputed after each write."""
     version: int = 0
-    """Bumped after every write job: cached answers of an older version are stale."""
+    """Bumped after every write job: kept answers of an older version are stale."""
     draining: bool = False
     inflight: int = 0
     fitting: bool = False
@@ -82,31 +82,15 @@ class ServeState:
     from the writer's connection while the writer thread uses it."""
     touched: dict[str, float] = field(default_factory=dict)
     """When each token's "last used" was last written (written at most once a minute)."""
-    cache: dict[Any, tuple[int, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    cache_locks: dict[Any, threading.Lock] = field(default_factory=dict)
+    shortcuts: Shortcuts = field(default_factory=Shortcuts)
+    """Query strings the routes validated, answered from kept answers by the middleware."""
 
     def bump(self) -> None:
+        """A write job finished: a new store version, and its answers to compute."""
         with self.lock:
             self.version += 1
-
-    def cached(self, key: Any, compute: Any) -> Any:
-        """``compute()`` once per store version and key; concurrent callers of the same
-        key wait for the one computation (200 clients asking for the leaderboard at once
-        compute it once)."""
-        with self.lock:
-            lock = self.cache_locks.setdefault(key, threading.Lock())
-        with lock:
-            version = self.version
-            hit = self.cache.get(key)
-            if hit is not None and hit[0] == version:
-                return hit[1]
-            value = compute()
-            with self.lock:
-                if len(self.cache) > 256:
-                    self.cache.clear()
-                self.cache[key] = (version, value)
-            return value
+        self.answers.written()
 
     @contextlib.contextmanager
     def reader(self) -> Any:
@@ -118,7 +102,7 @@ class ServeState:
             view.close()
 
 
-def _error_body(error: str, detail: Any = None, **more: Any) -> dict[str, Any]:
+def error_body(error: str, detail: Any = None, **more: Any) -> dict[str, Any]:
     return {"error": error, "detail": detail, **more}
 
 
@@ -128,101 +112,11 @@ _STATUS_WORDS = {400: "bad request", 401: "unauthorized", 403: "forbidden",
                  503: "unavailable"}
 
 
-def _route_of(scope: dict[str, Any]) -> str:
-    route = scope.get("route")
-    return getattr(route, "path", None) or "unmatched"
-
-
-class RequestMiddleware:
-    """Pure ASGI: request id, 503 while draining, rate limit (429 + Retry-After), the
-    catch-all 500, metrics and the access log. Pure ASGI (not BaseHTTPMiddleware) so the
-    upload body streams to the route untouched."""
-
-    def __init__(self, app: Any, state: ServeState) -> None:
-        self.app = app
-        self.state = state
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        state = self.state
-        request_id = uuid.uuid4().hex[:16]
-        scope.setdefault("state", {})["request_id"] = request_id
-        started = time.perf_counter()
-        seen = {"status": 0, "sent": 0, "received": 0, "started": False}
-
-        async def counting_receive() -> Any:
-            message = await receive()
-            if message["type"] == "http.request":
-                seen["received"] += len(message.get("body", b""))
-            return message
-
-        async def counting_send(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                seen["status"] = message["status"]
-                seen["started"] = True
-                headers = list(message.get("headers", []))
-                headers.append((b"x-request-id", request_id.encode()))
-                message = {**message, "headers": headers}
-            elif message["type"] == "http.response.body":
-                seen["sent"] += len(message.get("body", b""))
-            await send(message)
-
-        error_text = None
-        counted = False
-        try:
-            early = self._refuse(scope)
-            if early is not None:
-                await early(scope, counting_receive, counting_send)
-            else:
-                with state.lock:
-                    state.inflight += 1
-                counted = True
-                await self.app(scope, counting_receive, counting_send)
-        except Exception as exc:  # the catch-all: no traceback to the client
-            error_text = f"{type(exc).__name__}: {exc}"
-            log.exception("request %s failed", request_id)
-            if not seen["started"]:
-                await JSONResponse({"error": "internal", "request_id": request_id},
-                                   status_code=500)(scope, counting_receive, counting_send)
-        finally:
-            if counted:
-                with state.lock:
-                    state.inflight -= 1
-            seconds = time.perf_counter() - started
-            route = _route_of(scope)
-            state.metrics.request(scope["method"], route, seen["status"] or 500, seconds)
-            st = scope.get("state", {})
-            state.access_log.write(
-                request_id=request_id, method=scope["method"], path=scope["path"],
-                status=seen["status"] or 500, received=seen["received"], sent=seen["sent"],
-                seconds=seconds, token=st.get("token_name"), error=error_text)
-
-    def _refuse(self, scope: dict[str, Any]) -> JSONResponse | None:
-        state = self.state
-        if state.draining:  # /healthz too: a balancer stops sending traffic here
-            return JSONResponse(_error_body("unavailable", "the server is shutting down"),
-                                status_code=503, headers={"Retry-After": "5"})
-        if state.limiter is not None and scope["path"] != "/healthz":
-            auth = dict(scope.get("headers") or []).get(b"authorization")
-            if auth:  # a hash: the key must not hold the token itself
-                key = "t:" + hashlib.sha256(auth).hexdigest()
-            else:
-                key = "a:" + str((scope.get("client") or ("?",))[0])
-            wait = state.limiter.take(key)
-            if wait > 0:
-                return JSONResponse(
-                    _error_body("too many requests", f"rate limit: retry in {wait:.1f} s"),
-                    status_code=429, headers={"Retry-After": str(max(1, int(wait + 0.999)))})
-        return None
-
-
 def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         error = getattr(exc, "error", None) or _STATUS_WORDS.get(exc.status_code, "error")
-        return JSONResponse(_error_body(error, exc.detail), status_code=exc.status_code,
+        return JSONResponse(error_body(error, exc.detail), status_code=exc.status_code,
                             headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
@@ -230,7 +124,7 @@ def _install_errors(app: FastAPI) -> None:
         detail = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")),
                    "type": str(e.get("type", ""))}
                   for e in exc.errors()]
-        return JSONResponse(_error_body("invalid request", detail), status_code=422)
+        return JSONResponse(error_body("invalid request", detail), status_code=422)
 
 
 def build_state(config: ServeConfig) -> ServeState:
@@ -252,6 +146,7 @@ def build_state(config: ServeConfig) -> ServeState:
     writer = Writer(on_commit=lambda: state_box[0].bump() if state_box else None)
     limiter = RateLimiter(*config.rate_limit) if config.rate_limit else None
     state = ServeState(config=config, store=store, tokens=tokens, spool=spool, writer=writer,
+                       answers=Answers(lambda: state_box[0].version if state_box else 0),
                        metrics=Metrics(), access_log=AccessLog(config.access_log),
                        limiter=limiter,
                        limits=_read_limits(config.max_file_bytes))
@@ -278,4 +173,4 @@ def dumps(value: Any) -> bytes:
                                      ensure_ascii=False)).encode() + b"\n"
 
 
-__all__ = ["ApiError", "ServeConfig", "ServeState", "build_state", "dumps"]
+__all__ = ["ApiError", "ServeConfig", "ServeState", "build_state", "dumps", "error_body"]

@@ -51,7 +51,7 @@ def authenticate(tokens: TokenFile, token: str) -> Principal | None:
     compared in constant time (the loop does not stop at a match)."""
     digest = token_hash(token).encode()
     found: Principal | None = None
-    for name, role, stored in tokens.hashes():
+    for name, role, stored in tokens.current_hashes():
         if hmac.compare_digest(digest, stored.encode()):
             found = Principal(name, role)
     return found

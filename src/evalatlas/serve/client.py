@@ -127,9 +127,15 @@ class Client:
     def leaderboard(self, by: str | Sequence[str] = "agent", *,
                     benchmark: str | Sequence[str] | None = None,
                     experiment: str | Sequence[str] | None = None,
-                    agent: str | Sequence[str] | None = None) -> dict[str, Any]:
-        """The ``evalatlas summary --format json`` envelope of the server's store."""
+                    agent: str | Sequence[str] | None = None, fresh: bool = False
+                    ) -> dict[str, Any]:
+        """The ``evalatlas summary --format json`` envelope of the server's store.
+        ``fresh``: wait for the answer that includes every write committed before the
+        request (after your own submission); otherwise, while the server computes the
+        answer to a newer write, the previous one is returned at once (docs/serve.md)."""
         params: dict[str, Any] = {"by": by if isinstance(by, str) else ",".join(by)}
+        if fresh:
+            params["fresh"] = "true"
         for key, value in (("benchmark", benchmark), ("experiment", experiment),
                            ("agent", agent)):
             if value is not None:

@@ -12,8 +12,9 @@ from fastapi import FastAPI
 
 from evalatlas import __version__
 
-from .app import RequestMiddleware, ServeConfig, ServeState, _install_errors, build_state
-from .routes import router
+from .app import ServeConfig, ServeState, _install_errors, build_state
+from .middleware import RequestMiddleware
+from .routes import leaderboard_compute, leaderboard_key, router
 
 
 def create_app(config: ServeConfig, state: ServeState | None = None) -> FastAPI:
@@ -22,8 +23,11 @@ def create_app(config: ServeConfig, state: ServeState | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # the leaderboard everyone reads first, computed before anyone asks
+        state.answers.prime(leaderboard_key(["agent"]), leaderboard_compute(state, ["agent"]))
         yield
         state.writer.stop(timeout=config.drain_seconds)  # queued commits finish first
+        state.answers.stop()
         with contextlib.suppress(Exception):
             if state.read_root is not None:
                 state.read_root.close()

@@ -5,8 +5,6 @@ its ``to_dict()`` (so ``/v1/leaderboard`` is exactly ``evalatlas summary --forma
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import time
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -18,8 +16,10 @@ from starlette.requests import ClientDisconnect
 from evalatlas.errors import EvalAtlasError
 from evalatlas.store import submissions as submissions_sql
 
+from .answers import headers
 from .app import ApiError, ServeState, dumps
 from .auth import ADMIN_ROLES, READ_ROLES, SUBMIT_ROLES, Principal, authenticate
+from .fastpath import note_use
 from .spool import BadUpload, UploadTooLarge, receive_multipart, receive_raw
 from .submissions import ingest_submission, public_row, quarantine_rows, unreadable
 
@@ -49,9 +49,12 @@ def state_of(request: Request) -> ServeState:
     return request.app.state.evalatlas
 
 
-def _principal(request: Request,
-               creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-               ) -> Principal | None:
+async def _principal(request: Request,
+                     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+                     ) -> Principal | None:
+    """Who is asking. Async (no thread hop per request): the token check reads hashes
+    kept in memory until the token file changes (:meth:`TokenFile.current_hashes`); the
+    rare "last used" write runs in a thread."""
     if request.headers.get("authorization") is None:
         return None
     if creds is None or not creds.credentials:
@@ -63,17 +66,14 @@ def _principal(request: Request,
         raise ApiError(401, "unauthorized", "unknown or revoked token",
                        headers={"WWW-Authenticate": "Bearer"})
     request.scope.setdefault("state", {})["token_name"] = who.name
-    now = time.monotonic()
-    if now - state.touched.get(who.name, -1e9) > 60:  # "last used" to the minute
-        state.touched[who.name] = now
-        with contextlib.suppress(EvalAtlasError):
-            state.tokens.touch(who.name)
+    await note_use(state, who.name)
     return who
 
 
 def _needs(roles: frozenset[str], *, public: bool = False) -> Callable[..., Any]:
-    def check(request: Request,
-              who: Annotated[Principal | None, Depends(_principal)]) -> Principal | None:
+    async def check(request: Request,
+                    who: Annotated[Principal | None, Depends(_principal)]
+                    ) -> Principal | None:
         if who is None:
             if public and state_of(request).config.public_read:
                 return None
@@ -207,9 +207,60 @@ def _many(values: list[str] | None) -> list[str] | None:
     return [v for v in values or [] if v] or None
 
 
+Fresh = Annotated[bool, Query(description=(
+    "Wait for the answer that includes every write committed before this request. "
+    "Without it, while the answer to a newer write is being computed the previous one "
+    "is served at once, labelled by the X-Evalatlas-Stale, X-Evalatlas-Answer-Version "
+    "and X-Evalatlas-Store-Version headers."))]
+
+
+async def _answer(request: Request, key: Any, compute: Callable[[], bytes], fresh: bool,
+                  media_type: str) -> Response:
+    """A kept answer (pre-serialised bytes, :mod:`.answers`) without leaving the event
+    loop when one may be served; else computed in a thread (shared by concurrent
+    askers). The query string, now validated, is learned: the same request is answered
+    next time by the middleware (:mod:`.fastpath`)."""
+    state = state_of(request)
+    answer, current = state.answers.peek(key, fresh=fresh)
+    if answer is None:
+        answer, current = await asyncio.to_thread(state.answers.get, key, compute,
+                                                  fresh=fresh)
+    state.shortcuts.learn(request.scope, key, fresh, media_type)
+    return Response(answer.body, media_type=media_type, headers=headers(answer, current))
+
+
+def leaderboard_key(groups: list[str], benchmark: list[str] | None = None,
+                    experiment: list[str] | None = None, agent: list[str] | None = None,
+                    confidence: float = 0.95, outcome: str = "any",
+                    missing: str = "ignore") -> tuple[Any, ...]:
+    """The question a leaderboard request asks (the key of its kept answer)."""
+    return ("leaderboard", tuple(groups), tuple(benchmark or ()), tuple(experiment or ()),
+            tuple(agent or ()), confidence, outcome, missing)
+
+
+def leaderboard_compute(state: ServeState, groups: list[str],
+                        benchmark: list[str] | None = None,
+                        experiment: list[str] | None = None,
+                        agent: list[str] | None = None, confidence: float = 0.95,
+                        outcome: Literal["any", "harness", "judge"] = "any",
+                        missing: Literal["ignore", "fail"] = "ignore"
+                        ) -> Callable[[], bytes]:
+    """The computation of one leaderboard: ``ea.summary``'s envelope on a read cursor,
+    encoded as ``summary --format json`` prints it."""
+    from evalatlas.api import summary
+
+    def compute() -> bytes:
+        with state.reader() as view:
+            return dumps(_call(lambda: summary(
+                view, groups, experiment=experiment, benchmark=benchmark, agent=agent,
+                confidence=confidence, outcome=outcome, missing=missing)).to_dict())
+
+    return compute
+
+
 @router.get("/v1/leaderboard", summary="The summary envelope (evalatlas summary)",
             responses=_errors(401, 403, 422))
-def leaderboard(
+async def leaderboard(
     request: Request, who: Reader, by: str = "agent",
     benchmark: Annotated[list[str] | None, Query()] = None,
     experiment: Annotated[list[str] | None, Query()] = None,
@@ -217,24 +268,16 @@ def leaderboard(
     confidence: Annotated[float, Query(gt=0, lt=1)] = 0.95,
     outcome: Literal["any", "harness", "judge"] = "any",
     missing: Literal["ignore", "fail"] = "ignore",
+    fresh: Fresh = False,
 ) -> Response:
-    """Exactly what ``evalatlas summary --format json`` prints for the same options."""
-    from evalatlas.api import summary
-
+    """Exactly what ``evalatlas summary --format json`` prints for the same options (of
+    the store version in ``X-Evalatlas-Answer-Version``)."""
     state = state_of(request)
     groups = [b.strip() for b in by.split(",") if b.strip()]
-    key = ("leaderboard", tuple(groups), tuple(_many(benchmark) or ()),
-           tuple(_many(experiment) or ()), tuple(_many(agent) or ()), confidence, outcome,
-           missing)
-
-    def compute() -> bytes:
-        with state.reader() as view:
-            return dumps(_call(lambda: summary(
-                view, groups, experiment=_many(experiment), benchmark=_many(benchmark),
-                agent=_many(agent), confidence=confidence, outcome=outcome,
-                missing=missing)).to_dict())
-
-    return Response(state.cached(key, compute), media_type="application/json")
+    args = (groups, _many(benchmark), _many(experiment), _many(agent), confidence, outcome,
+            missing)
+    return await _answer(request, leaderboard_key(*args), leaderboard_compute(state, *args),
+                         fresh, "application/json")
 
 
 @router.get("/v1/compare", summary="Paired comparison (evalatlas compare)",
@@ -315,18 +358,23 @@ async def atlas_fit(request: Request, who: Admin,
     return _json({"status": "accepted", "benchmark": bench}, 202)
 
 
-@router.get("/report", summary="The HTML report (evalatlas report)",
-            response_class=HTMLResponse, responses=_errors(401, 403))
-def report(request: Request, who: Reader) -> Response:
+def report_compute(state: ServeState) -> Callable[[], bytes]:
+    """The computation of the HTML report (``evalatlas report``) on a read cursor."""
     from evalatlas.api import build_report
 
-    state = state_of(request)
-
-    def compute() -> str:
+    def compute() -> bytes:
         with state.reader() as view:
-            return _call(lambda: build_report(view)).to_html()
+            return _call(lambda: build_report(view)).to_html().encode()
 
-    return HTMLResponse(state.cached(("report",), compute))
+    return compute
+
+
+@router.get("/report", summary="The HTML report (evalatlas report)",
+            response_class=HTMLResponse, responses=_errors(401, 403))
+async def report(request: Request, who: Reader, fresh: Fresh = False) -> Response:
+    state = state_of(request)
+    return await _answer(request, ("report",), report_compute(state), fresh,
+                         "text/html; charset=utf-8")
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse,

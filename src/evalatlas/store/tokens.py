@@ -18,6 +18,7 @@ import contextlib
 import datetime as _dt
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,10 @@ class TokenFile:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._watch_lock = threading.Lock()
+        self._watch: sqlite3.Connection | None = None
+        self._watch_file: tuple[int, int] | None = None
+        self._known: tuple[int, list[tuple[str, str, str]]] | None = None
 
     @contextlib.contextmanager
     def _connect(self, *, create: bool) -> Iterator[sqlite3.Connection]:
@@ -120,6 +125,49 @@ class TokenFile:
         """(name, role, sha256) of every token, for the server's constant-time check."""
         with self._connect(create=False) as con:
             return [tuple(r) for r in con.execute("SELECT name, role, sha256 FROM tokens")]
+
+    def current_hashes(self) -> list[tuple[str, str, str]]:
+        """:meth:`hashes`, read again only when the file changed: cheap enough for every
+        request of a busy server (microseconds instead of a connection per request).
+
+        A change is seen the moment it is committed: one long-lived read connection asks
+        ``PRAGMA data_version``, which SQLite changes whenever another connection commits
+        to the file (https://sqlite.org/pragma.html#pragma_data_version), and the file's
+        identity (device, inode) is checked too, so a token file removed or replaced is
+        read anew (a removed one holds no tokens). The connection holds no transaction
+        between calls, so it never blocks ``tokens add`` or ``revoke``."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            with self._watch_lock:
+                self._close_watch()
+            return []
+        except OSError as exc:
+            raise StoreError(f"cannot read the token file {self.path}: {exc}") from exc
+        ident = (st.st_dev, st.st_ino)
+        with self._watch_lock:
+            try:
+                if self._watch is None or self._watch_file != ident:
+                    self._close_watch()
+                    self._watch = sqlite3.connect(self.path, timeout=10,
+                                                  isolation_level=None,
+                                                  check_same_thread=False)
+                    self._watch_file = ident
+                version = self._watch.execute("PRAGMA data_version").fetchone()[0]
+                if self._known is None or self._known[0] != version:
+                    rows = [(str(n), str(r), str(h)) for n, r, h in self._watch.execute(
+                        "SELECT name, role, sha256 FROM tokens")]
+                    self._known = (version, rows)
+                return list(self._known[1])
+            except sqlite3.Error as exc:
+                self._close_watch()
+                raise StoreError(f"token file {self.path}: {exc}") from exc
+
+    def _close_watch(self) -> None:
+        if self._watch is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._watch.close()
+        self._watch, self._watch_file, self._known = None, None, None
 
     def revoke(self, name: str) -> bool:
         """Delete the token ``name``; False when there is none."""
