@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,7 +182,7 @@ class Shortcuts:
     def __init__(self) -> None:
         self._known: dict[tuple[str, bytes], tuple[Hashable, bool, str]] = {}
 
-    def learn(self, scope: dict[str, Any], key: Hashable, fresh: bool, media_type: str
+    def learn(self, scope: MutableMapping[str, Any], key: Hashable, fresh: bool, media_type: str
               ) -> None:
         """The route answered this path and query string with the kept ``key``."""
         if len(self._known) >= MAX_SHORTCUTS:
@@ -190,7 +190,7 @@ class Shortcuts:
         self._known[(scope["path"], scope.get("query_string", b""))] = (key, fresh,
                                                                          media_type)
 
-    def find(self, scope: dict[str, Any]) -> tuple[Hashable, bool, str] | None:
+    def find(self, scope: MutableMapping[str, Any]) -> tuple[Hashable, bool, str] | None:
         if scope.get("method") != "GET":
             return None
         return self._known.get((scope["path"], scope.get("query_string", b"")))

@@ -221,10 +221,12 @@ async def _answer(request: Request, key: Any, compute: Callable[[], bytes], fres
     askers). The query string, now validated, is learned: the same request is answered
     next time by the middleware (:mod:`.fastpath`)."""
     state = state_of(request)
-    answer, current = state.answers.peek(key, fresh=fresh)
-    if answer is None:
+    kept, current = state.answers.peek(key, fresh=fresh)
+    if kept is None:
         answer, current = await asyncio.to_thread(state.answers.get, key, compute,
                                                   fresh=fresh)
+    else:
+        answer = kept
     state.shortcuts.learn(request.scope, key, fresh, media_type)
     return Response(answer.body, media_type=media_type, headers=headers(answer, current))
 
