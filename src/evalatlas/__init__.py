@@ -26,6 +26,7 @@ _LAZY: dict[str, str] = {
     # the store and the analyses (evalatlas.api glues store/ and analysis/)
     "open": "evalatlas.api",
     "set_default_wait": "evalatlas.api",
+    "set_default_lake": "evalatlas.api",
     "store_error": "evalatlas.api",
     "Store": "evalatlas.api",
     "summary": "evalatlas.api",
@@ -178,6 +179,7 @@ __all__ = [
     "run",
     "safe_write",
     "serve",
+    "set_default_lake",
     "set_default_wait",
     "speedup_detail",
     "speedups",
@@ -231,6 +233,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         open,
         read_framework_results,
         run,
+        set_default_lake,
         set_default_wait,
         speedup_detail,
         speedups,

@@ -296,15 +296,44 @@ def check_paths(paths: tuple[Any, ...]) -> list[str | Path]:
 
 
 def open(path: str | Path | None = None, *, read_only: bool = False,
-         wait: float | None = None, create: bool = True) -> Store:
+         wait: float | None = None, create: bool = True,
+         data_path: str | Path | None = None, snapshot: int | None = None) -> Store:
     """Open (or create) a store: ``path``, else ``$EVALATLAS_DB``, else
     ``./evalatlas.duckdb``; ``":memory:"`` for one that lives as long as the object.
     ``wait``: seconds to keep retrying while another process holds the lock (None: the
     process default, see :func:`set_default_wait`). ``create=False``: a missing store is
     an error and nothing is created; a new store's folder must exist. Errors (damaged
     file, lock held, read-only or full disk) are :class:`evalatlas.StoreError` naming
-    the file and the fix."""
-    return Store(path, read_only=read_only, wait=wait, create=create)
+    the file and the fix.
+
+    A DuckLake (many writers, snapshots; docs/scale-out.md): ``path`` is
+    ``"ducklake:postgres:<libpq string>"`` or ``"ducklake:<path>.ducklake"``;
+    ``data_path`` is the folder of a new lake's Parquet files (else
+    ``$EVALATLAS_DATA_PATH``; needed only when a PostgreSQL-catalog lake is created);
+    ``snapshot`` reads that earlier snapshot (read-only). ``store.snapshot`` is the
+    snapshot a reader reads. Needs ``evalatlas[lake]``."""
+    if snapshot is not None and (isinstance(snapshot, bool) or not isinstance(snapshot, int)
+                                 or snapshot < 0):
+        raise ArgumentError(f"snapshot must be a whole number >= 0 (a lake snapshot id) or "
+                            f"None, got {snapshot!r}")
+    if snapshot is not None and not read_only:
+        raise ArgumentError("snapshot: an earlier snapshot is read-only; pass "
+                            "read_only=True with it")
+    return Store(path, read_only=read_only, wait=wait, create=create, data_path=data_path,
+                 snapshot=snapshot)
+
+
+def set_default_lake(*, data_path: str | Path | None = None,
+                     snapshot: int | None = None) -> None:
+    """Every lake opened later in this process (also through functions that take a store
+    location, such as ``ea.atlas.fit``) uses this ``data_path`` (a new lake's Parquet
+    folder) and reads this ``snapshot`` unless its opener says otherwise (the CLI's
+    ``--data-path`` and ``--snapshot``). No arguments: back to none."""
+    if snapshot is not None and (isinstance(snapshot, bool) or not isinstance(snapshot, int)
+                                 or snapshot < 0):
+        raise ArgumentError(f"snapshot must be a whole number >= 0 or None, got {snapshot!r}")
+    _db.set_default_lake(data_path=None if data_path is None else str(data_path),
+                         snapshot=snapshot)
 
 
 def set_default_wait(seconds: float) -> None:

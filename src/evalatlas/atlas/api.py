@@ -269,7 +269,7 @@ def _fit_and_matrix(source: Source, benchmark: list[str] | None, refit: bool, se
         if fitted is None:
             if not refit and close:  # opened read-only here: reopen to store the fit
                 store.close()
-                store = Store(store.path)
+                store = store.reopened()
             fitted = fit_episodes(frame, model=model, cell=cell, seed=seed,
                                   benchmark=benchmark)
             atlas_store.save_fit(store, fitted.to_dict())

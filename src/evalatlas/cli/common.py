@@ -71,12 +71,16 @@ OutputOption = Annotated[
 ]
 
 
-def db_path(ctx: typer.Context) -> Path:
+def db_path(ctx: typer.Context) -> str | Path:
     """The store named by ``--db`` (or ``$EVALATLAS_DB``, which typer reads for it), else
     ``./evalatlas.duckdb``: the default the ``--db`` help names. The CLI chooses it; the
-    Python API opens no store it was not given."""
+    Python API opens no store it was not given. A ``ducklake:`` location stays text (a
+    libpq string is not a path)."""
     obj = ctx.obj or {}
-    return Path(obj.get("db") or "evalatlas.duckdb")
+    db = obj.get("db")
+    if db and str(db).startswith("ducklake:"):
+        return str(db)
+    return Path(db or "evalatlas.duckdb")
 
 
 def open_store(ctx: typer.Context, *, read_only: bool = False,

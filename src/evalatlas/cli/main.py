@@ -13,7 +13,6 @@ or after the subcommand: ``evalatlas summary --db runs.duckdb`` works like
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -41,9 +40,23 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     db: Annotated[
-        Path | None,
-        typer.Option("--db", help="Store file. Default: $EVALATLAS_DB, else ./evalatlas.duckdb.",
+        str | None,
+        typer.Option("--db", help="Store: a DuckDB file, or a DuckLake "
+                     "(ducklake:postgres:<libpq string>, or ducklake:PATH.ducklake; see "
+                     "docs/scale-out.md). Default: $EVALATLAS_DB, else ./evalatlas.duckdb.",
                      envvar="EVALATLAS_DB"),
+    ] = None,
+    data_path: Annotated[
+        str | None,
+        typer.Option("--data-path", envvar="EVALATLAS_DATA_PATH",
+                     help="A new lake's folder for its Parquet data files (needed only when "
+                     "a PostgreSQL-catalog lake is created; the catalog remembers it)."),
+    ] = None,
+    snapshot: Annotated[
+        int | None,
+        typer.Option("--snapshot", min=0,
+                     help="Read this earlier snapshot of a lake (time travel; `evalatlas "
+                     "lake info` lists them). Reading commands only."),
     ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True,
@@ -56,7 +69,17 @@ def _root(
                             "reading or writing).")
     ] = 0.0,
 ) -> None:
-    ctx.obj = {"db": db, "wait": wait}
+    import sys
+
+    db_module = sys.modules.get("evalatlas.store.db")  # a fresh record per command
+    if db_module is not None:  # (not loaded: nothing to reset, and no import cost)
+        db_module.forget_lake_reads()
+        db_module.set_default_lake()
+    ctx.obj = {"db": db, "wait": wait, "data_path": data_path, "snapshot": snapshot}
+    if data_path or snapshot is not None:  # every lake this process opens, as --wait
+        from evalatlas import set_default_lake
+
+        set_default_lake(data_path=data_path, snapshot=snapshot)
     if wait:  # every store this process opens, also through the API (atlas ...)
         from evalatlas import set_default_wait
 

@@ -14,6 +14,7 @@ footer names the columns it had to hide. This is the one table renderer of the C
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -256,6 +257,26 @@ def _print_table(rows_cells: list[list[str]], cols: list[Col], title: str | None
                   highlight=False)
 
 
+def _lake_meta() -> dict[str, Any]:
+    """``{"lake": {"location", "snapshot"}}`` when the command read a lake (issue 23:
+    every result names the snapshot it read), else nothing (file stores' JSON is
+    unchanged)."""
+    db = sys.modules.get("evalatlas.store.db")
+    read = db.lake_reads() if db is not None else None
+    return {"lake": read} if read else {}
+
+
+def with_lake_meta(envelope: dict[str, Any]) -> dict[str, Any]:
+    """``envelope`` with ``"lake"`` after its ``schema`` when the command read a lake."""
+    extra = _lake_meta()
+    if not extra:
+        return envelope
+    out = {k: v for k, v in envelope.items() if k == "schema"}
+    out.update(extra)
+    out.update({k: v for k, v in envelope.items() if k != "schema"})
+    return out
+
+
 def render(
     rows: Sequence[dict[str, Any]],
     columns: Sequence[Column],
@@ -271,7 +292,8 @@ def render(
     ``-o FILE``, return the table as plain text), else return text."""
     fmt = OutputFormat(fmt)
     if fmt is OutputFormat.json:
-        env = {"schema": schema, **(meta or {}), "rows": [json_safe(dict(r)) for r in rows]}
+        env = {"schema": schema, **(meta or {}), **_lake_meta(),
+               "rows": [json_safe(dict(r)) for r in rows]}
         if notes:
             env["notes"] = list(notes)
         return json_text_safe(json.dumps(redact_strings(env), indent=2, allow_nan=False,
@@ -321,13 +343,14 @@ def render_result(
     notes: Sequence[str] = (),
 ) -> str | None:
     """Render a typed result (:class:`evalatlas.TableResult`): ``--format json`` is
-    exactly ``result.to_dict()`` (nothing added here); the other formats show its rows
+    exactly ``result.to_dict()`` (nothing added here but, on a lake, ``"lake"``: the
+    location and snapshot read, see :func:`with_lake_meta`); the other formats show its rows
     with ``columns`` and its notes, then ``notes``: sentences for a reader of the table
     that restate values of ``result.meta`` (the JSON has those values already)."""
     fmt = OutputFormat(fmt)
     if fmt is OutputFormat.json:
-        return json_text_safe(json.dumps(result.to_dict(), indent=2, allow_nan=False,
-                                         ensure_ascii=False)) + "\n"
+        return json_text_safe(json.dumps(with_lake_meta(result.to_dict()), indent=2,
+                                         allow_nan=False, ensure_ascii=False)) + "\n"
     return render(result.rows, columns, fmt, schema=result.schema, title=title,
                   meta=result.meta, console=console, notes=[*result.notes, *notes])
 

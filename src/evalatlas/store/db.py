@@ -79,11 +79,25 @@ SMALL_CHUNK = 64
 """Rows per INSERT statement in the small-batch path."""
 
 
-def resolve_db_path(db: str | Path | None = None) -> Path:
-    """``--db`` if given, else ``$EVALATLAS_DB``, else ``./evalatlas.duckdb``."""
+def resolve_location(db: str | Path | None = None) -> str:
+    """``--db`` if given, else ``$EVALATLAS_DB``, else ``./evalatlas.duckdb``, as text (a
+    ``ducklake:`` location may hold a password: never print it, see
+    :attr:`Store.path`)."""
     if db:
-        return Path(db)
-    return Path(os.environ.get(ENV_DB) or DEFAULT_DB)
+        return str(db)
+    return os.environ.get(ENV_DB) or DEFAULT_DB
+
+
+def resolve_db_path(db: str | Path | None = None) -> Path:
+    """The store's name as evalatlas prints it: the file, or a lake's location with its
+    password redacted (:attr:`LakeLocation.display`)."""
+    location = resolve_location(db)
+    if location.startswith("ducklake:"):
+        from evalatlas.store.lake_location import LakeLocation
+
+        with contextlib.suppress(ValueError):
+            return Path(LakeLocation.parse(location).display)
+    return Path(location)
 
 
 def _memory_limit() -> str:
@@ -149,12 +163,36 @@ def problem_key(p: Problem) -> str:
 
 
 _default_wait = [0.0]
+_default_lake: dict[str, Any] = {"data_path": None, "snapshot": None}
 
 
 def set_default_wait(seconds: float) -> None:
     """How long every store opened later in this process retries a held lock, unless
     its opener says otherwise (the CLI's ``--wait``: readers and writers alike)."""
     _default_wait[0] = max(0.0, float(seconds))
+
+
+_lake_reads: list[dict[str, Any]] = []
+
+
+def lake_reads() -> dict[str, Any] | None:
+    """What the lakes opened in this process read, for a result's ``meta``: ``{"location":
+    <redacted>, "snapshot": N}`` of the last lake opened (None: no lake was opened).
+    ``snapshot`` is DuckLake's ``snapshot_id`` a reader was pinned to (None for a writer,
+    which writes new snapshots)."""
+    return dict(_lake_reads[-1]) if _lake_reads else None
+
+
+def forget_lake_reads() -> None:
+    """Start a new record for :func:`lake_reads` (the CLI does, once per command)."""
+    _lake_reads.clear()
+
+
+def set_default_lake(*, data_path: str | None = None, snapshot: int | None = None) -> None:
+    """The data path and snapshot every lake opened later in this process uses unless its
+    opener says otherwise (the CLI's ``--data-path`` and ``--snapshot``). Ignored by
+    file stores."""
+    _default_lake.update(data_path=data_path, snapshot=snapshot)
 
 
 MODEL_KEY_SQL = "evalatlas_model"
@@ -206,22 +244,41 @@ class ClosedConnection:
 
 
 class Store:
-    """A connection to one store file. Use as a context manager."""
+    """A connection to one store: a DuckDB file, or a DuckLake (``ducklake:...``, see
+    :mod:`evalatlas.store.lake`). Use as a context manager."""
+
+    lake: Any = None
+    """The :class:`~evalatlas.store.lake_location.LakeLocation` of a lake, else None."""
+    snapshot: int | None = None
+    """The lake snapshot a reader reads (pinned at open), else None."""
 
     _atomic = False
     """True inside :meth:`atomic`: :meth:`write_batch` then joins the caller's transaction
     instead of committing each batch."""
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False,
-                 wait: float | None = None, create: bool = True) -> None:
+                 wait: float | None = None, create: bool = True,
+                 data_path: str | Path | None = None, snapshot: int | None = None) -> None:
         """Open (or create) the store. ``wait``: seconds to keep retrying while another
         process holds the lock (``--wait``), instead of failing at once; None: the
         process default (:func:`set_default_wait`, 0 unless the CLI's ``--wait`` set it).
         ``create=False``: a missing store is an error and nothing is created. A new
         store's folder must exist (:mod:`evalatlas.safe_write`: no parent folders are
-        created)."""
+        created). A ``ducklake:`` location opens a lake (``data_path``: where a new lake's
+        Parquet files go; ``snapshot``: read that earlier snapshot; both default to
+        :func:`set_default_lake`'s)."""
+        self._location = resolve_location(path)
         self.path = resolve_db_path(path)
         self.read_only = read_only
+        if self._location.startswith("ducklake:"):
+            self._open_lake(read_only=read_only, wait=wait, create=create,
+                            data_path=data_path, snapshot=snapshot)
+            return
+        if snapshot is not None:
+            from evalatlas.errors import ArgumentError
+
+            raise ArgumentError("snapshot: only a lake (a ducklake: location) has snapshots; "
+                                f"{self.path} is a DuckDB file")
         memory = str(self.path) == ":memory:"
         if not memory and (read_only or not create) and not self.path.exists():
             raise StoreError(f"store {self.path} does not exist; run `evalatlas ingest` first")
@@ -245,6 +302,42 @@ class Store:
                     delay = min(delay * 2, 2.0)
                     continue
                 raise StoreError(open_error_message(self.path, exc, wait)) from exc
+
+    def _open_lake(self, *, read_only: bool, wait: float | None, create: bool,
+                   data_path: str | Path | None, snapshot: int | None) -> None:
+        from evalatlas.store.lake import open_lake
+        from evalatlas.store.lake_location import LakeLocation
+
+        loc = LakeLocation.parse(self._location, data_path if data_path is not None
+                                 else _default_lake["data_path"])
+        snap = snapshot if snapshot is not None else _default_lake["snapshot"]
+        self.lake = loc
+        wait = _default_wait[0] if wait is None else wait
+        self.con, self.snapshot = open_lake(loc, read_only=read_only, create=create,
+                                            snapshot=snap, wait=wait)
+        _lake_reads.append({"location": loc.display, "snapshot": self.snapshot})
+        try:
+            register_functions(self.con)
+            self.con.execute(f"SET memory_limit = '{_memory_limit()}'; SET "
+                             "preserve_insertion_order = false; SET enable_progress_bar = false")
+        except BaseException:
+            self.con.close()
+            raise
+        self._schemas = {}
+        self._column_types = {}
+        self.unknown_model_cost = "none"
+
+    @property
+    def many_writers(self) -> bool:
+        """True on a lake that other processes may write while this one does: the rows
+        stored can change between two of this process's transactions."""
+        return self.lake is not None and self.lake.kind == "postgres"
+
+    def reopened(self, *, read_only: bool = False) -> Store:
+        """A new Store at the same location (a lake's password included, which
+        :attr:`path` redacts)."""
+        data_path = self.lake.data_path if self.lake is not None else None
+        return type(self)(self._location, read_only=read_only, data_path=data_path)
 
     def _open(self, read_only: bool) -> None:
         self.con = duckdb.connect(str(self.path), read_only=read_only)
@@ -475,8 +568,34 @@ class Store:
                              "OR starts_with(source_file, ?)", [src, prefix])
 
     def next_batch_id(self) -> int:
+        """The id of the next ingest batch: one more than the newest stored. On a lake
+        that many processes write, that would hand two writers the same id, so there it
+        is the microseconds since 1970 (increasing, unique per process, and across
+        processes unless two start a batch in the same microsecond)."""
         row = self.con.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM ingest_batches")
-        return int(row.fetchall()[0][0])
+        stored = int(row.fetchall()[0][0])
+        if not self.many_writers:
+            return stored
+        last = getattr(self, "_last_batch_id", 0)
+        self._last_batch_id = max(stored, last + 1, time.time_ns() // 1000)
+        return self._last_batch_id
+
+    def remember_file(self, path: str, size: int, mtime_ns: int, sha256: str) -> None:
+        """Record an ingested input file (``files``: skipped next time when unchanged)."""
+        if self.lake is None:
+            self.con.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, now())",
+                             [path, size, mtime_ns, sha256])
+            return
+        self.con.execute("BEGIN TRANSACTION")  # no keys on a lake: delete, then insert
+        try:
+            self.con.execute("DELETE FROM files WHERE path = ?", [path])
+            self.con.execute("INSERT INTO files VALUES (?, ?, ?, ?, now())",
+                             [path, size, mtime_ns, sha256])
+            self.con.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error, RuntimeError):
+                self.con.execute("ROLLBACK")
+            raise
 
     def write_batch(
         self,
@@ -534,6 +653,10 @@ class Store:
             with contextlib.suppress(duckdb.Error, RuntimeError):
                 self.con.execute("ROLLBACK")
             interrupts.reraise(exc)  # DuckDB reports Ctrl-C as "Query interrupted"
+            if self.lake is not None and isinstance(exc, duckdb.Error):
+                from evalatlas.store.lake import write_error_message as lake_write_error
+
+                raise StoreError(lake_write_error(self.lake, exc)) from exc
             if not isinstance(exc, KeyboardInterrupt) and errno_in_text(str(exc)) is not None:
                 # a full or read-only disk: one line, the batch rolled back
                 raise StoreError(write_error_message(self.path, exc)) from exc

@@ -454,9 +454,7 @@ class _Run:
         self.batch.flush(self.report)
         st = path.stat()
         digest = hasher.hexdigest() if hasher.hexdigest() != _EMPTY_SHA else file_sha256(path)
-        self.store.con.execute(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, now())",
-            [str(path.resolve()), st.st_size, st.st_mtime_ns, digest])
+        self.store.remember_file(str(path.resolve()), st.st_size, st.st_mtime_ns, digest)
 
     # -- any adapter -----------------------------------------------------------------
     def generic(self, path: Path, source: str, adapter: Adapter) -> bool:

@@ -82,7 +82,8 @@ class FastJsonl(Preparer, Committer):
         self.con.execute("CREATE OR REPLACE TEMP TABLE _fast_seen (h UBIGINT, line BIGINT)")
         # Chunks of one file never share a key (see commit), so only episodes stored
         # before this file can be replaced: with none, no chunk scans the table for them.
-        self._replaces = bool(self.con.execute(
+        # On a lake that other processes write, they may store episodes meanwhile.
+        self._replaces = self.store.many_writers or bool(self.con.execute(
             "SELECT EXISTS (SELECT 1 FROM episodes)").fetchall()[0][0])
         # One cursor per preparing thread (a DuckDB connection serves one thread at a
         # time); closed in close(). The redaction UDFs are the instance's, registered

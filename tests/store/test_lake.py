@@ -1,0 +1,145 @@
+"""The DuckLake store (store/lake.py) on a local catalog file and on PostgreSQL: the same
+tables, the same answers as a file store, snapshots, errors (issue 23)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.store.lake_helpers import cli, same, without_lake
+
+import evalatlas as ea
+from evalatlas.errors import StoreError
+from evalatlas.store import lake as lake_mod
+from evalatlas.store.schema import EPISODE_COLUMNS
+
+if lake_mod._extension_file("ducklake") is None:  # evalatlas[lake] for this DuckDB
+    pytest.skip("needs evalatlas[lake] (duckdb-extension-ducklake built for this DuckDB)",
+                allow_module_level=True)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+DEMO_COMMANDS = [
+    ("summary",), ("summary", "--by", "label:tier"), ("summary", "--by", "benchmark"),
+    ("tiers",), ("agents",), ("failures",), ("quarantine",), ("speedups",),
+]
+
+
+def _ingest_both(tmp_path: Path, lake: str, data: Path | None, *inputs: Path) -> str:
+    file_db = str(tmp_path / "file.duckdb")
+    for db in (file_db, lake):
+        for src in inputs:
+            cli(db, "ingest", str(src), data_path=data if db == lake else None)
+    return file_db
+
+
+def _same_answers(file_db: str, lake: str, commands: list[tuple[str, ...]]) -> None:
+    for cmd in commands:
+        a = cli(file_db, *cmd, "--format", "json")
+        b = cli(lake, *cmd, "--format", "json")
+        assert "lake" not in a and isinstance(b["lake"]["snapshot"], int), cmd
+        same(a, without_lake(b), "/".join(cmd))
+
+
+def test_local_lake_has_the_store_tables_and_the_same_answers(tmp_path: Path) -> None:
+    lake = f"ducklake:{tmp_path / 'atlas.ducklake'}"
+    file_db = _ingest_both(tmp_path, lake, None, EXAMPLES)
+    _same_answers(file_db, lake, DEMO_COMMANDS)
+    with ea.open(lake, read_only=True) as store:
+        cols = [r["column_name"] for r in store.query(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = 'lake' AND "
+            "table_name = 'episodes' ORDER BY column_index")]
+        assert cols == EPISODE_COLUMNS
+        assert store.count("episodes") == 180 and store.snapshot is not None
+    # DuckLake's default data path for a file catalog, beside it
+    assert list((tmp_path / "atlas.ducklake.files").rglob("*.parquet"))
+
+
+def test_reingest_is_skipped_and_forced_reingest_stores_each_episode_once(
+        tmp_path: Path) -> None:
+    lake = f"ducklake:{tmp_path / 'atlas.ducklake'}"
+    file_db = _ingest_both(tmp_path, lake, None, EXAMPLES)
+    again = [cli(db, "ingest", str(EXAMPLES), "--format", "json") for db in (file_db, lake)]
+    assert again[0] == again[1]  # the JSONL file is unchanged: skipped on both
+    assert again[1]["unchanged"] == [str(EXAMPLES / "jsonl" / "tiny-mini-toybench.jsonl")]
+    cli(lake, "ingest", str(EXAMPLES), "--force")
+    with ea.open(lake, read_only=True) as store:
+        assert store.count("episodes") == 180
+        assert store.query("SELECT count(*) AS n FROM (SELECT DISTINCT experiment_id, "
+                           "trajectory_id FROM episodes)")[0]["n"] == 180
+
+
+def test_snapshot_reproduces_an_earlier_answer(tmp_path: Path) -> None:
+    lake = f"ducklake:{tmp_path / 'atlas.ducklake'}"
+    cli(lake, "ingest", str(EXAMPLES / "jsonl"))
+    first = cli(lake, "summary", "--format", "json")
+    snap = first["lake"]["snapshot"]
+    cli(lake, "ingest", str(EXAMPLES))
+    later = cli(lake, "summary", "--format", "json")
+    assert later["lake"]["snapshot"] > snap and later["rows"] != first["rows"]
+    again = cli(lake, "--snapshot", str(snap), "summary", "--format", "json")
+    assert again == first
+    with ea.open(lake, read_only=True, snapshot=snap) as store:
+        assert store.snapshot == snap
+    with pytest.raises(ea.ArgumentError, match="read_only=True"):
+        ea.open(lake, snapshot=snap)
+    with pytest.raises(StoreError, match="no snapshot 999"):
+        ea.open(lake, read_only=True, snapshot=999)
+    with pytest.raises(ea.ArgumentError, match="only a lake"):
+        ea.Store(str(tmp_path / "f.duckdb"), snapshot=1)
+
+
+def test_missing_lake_and_missing_extra_are_one_line_errors(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lake = f"ducklake:{tmp_path / 'none.ducklake'}"
+    with pytest.raises(StoreError, match="does not exist"):
+        ea.open(lake, read_only=True)
+    assert not (tmp_path / "none.ducklake").exists()
+    monkeypatch.setattr(lake_mod, "_extension_file", lambda name: None)
+    with pytest.raises(StoreError, match=r"needs the extra evalatlas\[lake\]") as err:
+        lake_mod.load_extensions(_NoLoad(), "file")
+    assert "duckdb-extension-ducklake" in str(err.value)
+
+
+class _NoLoad:
+    def execute(self, sql: str) -> None:
+        import duckdb
+
+        raise duckdb.IOException(f"Extension not found ({sql})")
+
+
+# --- PostgreSQL catalog -----------------------------------------------------------------
+
+
+def test_postgres_lake_gives_the_file_store_answers(pg_lake: tuple[str, Path],
+                                                    tmp_path: Path) -> None:
+    lake, data = pg_lake
+    file_db = _ingest_both(tmp_path, lake, data, EXAMPLES)
+    _same_answers(file_db, lake, DEMO_COMMANDS)
+    assert list(data.rglob("*.parquet")) or True  # small batches may be inlined
+
+
+def test_postgres_lake_needs_a_data_path_only_at_creation(pg_lake: tuple[str, Path],
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    lake, data = pg_lake
+    monkeypatch.delenv("EVALATLAS_DATA_PATH", raising=False)
+    with pytest.raises(StoreError, match="needs a data path"):
+        ea.open(lake)
+    ea.open(lake, data_path=data).close()
+    with ea.open(lake) as store:  # remembered by the catalog
+        assert store.count("episodes") == 0
+
+
+def test_unreachable_postgres_names_host_and_port_without_password(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    lake = f"ducklake:postgres:dbname=x host=127.0.0.1 port={port} user=u password=hunter2"
+    with pytest.raises(StoreError) as err:
+        ea.open(lake, data_path=tmp_path, wait=0.3)
+    text = str(err.value)
+    assert f"127.0.0.1:{port}" in text and "hunter2" not in text and "\n" not in text
+    assert "waited 0.3 s" in text

@@ -1,0 +1,58 @@
+"""Parsing store locations (store/lake_location.py): lakes, data paths, redaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalatlas.errors import ArgumentError
+from evalatlas.store.db import resolve_db_path
+from evalatlas.store.lake_location import LakeLocation, is_lake, libpq_pairs
+
+
+def test_postgres_location_and_its_server() -> None:
+    loc = LakeLocation.parse("ducklake:postgres:dbname=atlas host=db.internal port=6543 "
+                             "user=eval password=hunter2", "/shared/data")
+    assert (loc.kind, loc.data_path) == ("postgres", "/shared/data")
+    assert loc.catalog.startswith("dbname=atlas")
+    assert loc.server == "db.internal:6543"
+    assert "hunter2" not in loc.display and "hunter2" not in repr(loc)
+    assert loc.display.startswith("ducklake:postgres:dbname=atlas host=db.internal")
+
+
+def test_libpq_defaults_quoted_values_and_uris(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PGHOST", raising=False)
+    monkeypatch.delenv("PGPORT", raising=False)
+    assert LakeLocation.parse("ducklake:postgres:dbname=a").server == "localhost:5432"
+    monkeypatch.setenv("PGPORT", "7000")
+    assert LakeLocation.parse("ducklake:postgres:dbname=a host=h").server == "h:7000"
+    assert libpq_pairs("password='a b\\'c' host = x") == {"password": "a b'c", "host": "x"}
+    uri = LakeLocation.parse("ducklake:postgres:postgresql://eval:s3cret@db:5433/atlas")
+    assert uri.server == "db:5433" and "s3cret" not in uri.display
+    quoted = LakeLocation.parse("ducklake:postgres:host=x password='two words'")
+    assert "two words" not in quoted.display and "words" not in quoted.display
+
+
+def test_file_catalog_and_data_path_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALATLAS_DATA_PATH", "/env/data")
+    loc = LakeLocation.parse("ducklake:/tmp/x/atlas.ducklake")
+    assert (loc.kind, loc.catalog, loc.data_path) == ("file", "/tmp/x/atlas.ducklake",
+                                                      "/env/data")
+    assert LakeLocation.parse("ducklake:a.ducklake", "/given").data_path == "/given"
+    assert is_lake("ducklake:a.ducklake") and not is_lake("a.duckdb") and not is_lake(None)
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("ducklake:", "needs a catalog"),
+    ("ducklake:postgres:", "needs a libpq connection string"),
+    ("ducklake:sqlite:x.db", "not supported"),
+    ("atlas.duckdb", "starts with 'ducklake:'"),
+])
+def test_bad_locations_say_what_is_accepted(text: str, words: str) -> None:
+    with pytest.raises(ArgumentError, match=words):
+        LakeLocation.parse(text)
+
+
+def test_the_printed_store_name_has_no_password() -> None:
+    shown = str(resolve_db_path("ducklake:postgres:host=h password=pw123 dbname=d"))
+    assert "pw123" not in shown and shown.startswith("ducklake:postgres:host=h")
+    assert str(resolve_db_path("runs/a.duckdb")) == "runs/a.duckdb"
