@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 
     from evalatlas.adapters.frameworks import Scenario
     from evalatlas.analysis.failures import FailuresResult
+    from evalatlas.analysis.lake_results import LakeCompactResult, LakeInfoResult
     from evalatlas.errors import Problem, StoreError
     from evalatlas.exports.eee import EeeExport
     from evalatlas.judge.client import JudgeClient
@@ -240,7 +241,46 @@ class Store(_db.Store):
         rows, total = quarantine_rows(self, source=source, limit=limit)
         return QuarantineResult(rows=rows, meta={"total": total})
 
+    def lake_info(self) -> LakeInfoResult:
+        """What a lake holds (``evalatlas lake info``): per table its rows, data files and
+        bytes; ``meta``: location, data path, the snapshot read and the snapshot range.
+        An ArgumentError on a DuckDB file store."""
+        from evalatlas.analysis.lake_results import LakeInfoResult
+        from evalatlas.store.lake_admin import lake_info
+
+        info = lake_info(self)
+        return LakeInfoResult(rows=info["rows"], meta=info["meta"])
+
+    def compact_lake(self, *, older_than: str | int = "7d") -> LakeCompactResult:
+        """Merge a lake's small files, expire snapshots older than ``older_than`` (``30m``,
+        ``12h``, ``7d`` or seconds) and delete the files no kept snapshot needs, orphans
+        (a killed writer's) included once that old (``evalatlas lake compact``). Runs
+        under the commit lock, beside running writers."""
+        from evalatlas.analysis.lake_results import LakeCompactResult
+        from evalatlas.store.lake_admin import compact, parse_age
+
+        seconds = older_than if isinstance(older_than, int) and not isinstance(
+            older_than, bool) and older_than >= 0 else parse_age(str(older_than))
+        done = compact(self, seconds)
+        return LakeCompactResult(rows=[done], meta={"location": self.lake.display,
+                                                   "older_than_s": seconds})
+
+    def export_lake(self, location: str, *, data_path: str | Path | None = None
+                    ) -> dict[str, int]:
+        """Copy this file store into the lake at ``location`` (created when missing,
+        ``data_path`` as in :func:`open`) in one transaction; returns rows per table
+        (``evalatlas export lake``)."""
+        from evalatlas.store.lake_admin import copy_store
+        from evalatlas.store.lake_location import is_lake
+
+        if not isinstance(location, str) or not is_lake(location):
+            raise ArgumentError("location must be a lake: 'ducklake:postgres:<libpq "
+                                "string>' or 'ducklake:<path>.ducklake'")
+        with Store(location, data_path=data_path) as lake:
+            return copy_store(self, lake)
+
     def clear_quarantined(self, *, source: str | None = None) -> int:
+
         """Delete quarantine rows: all, or those of files whose path contains ``source``
         (as :meth:`quarantine` selects them); returns how many (``evalatlas quarantine
         --clear``). A file ingested again re-reports its problems."""

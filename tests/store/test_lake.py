@@ -143,3 +143,50 @@ def test_unreachable_postgres_names_host_and_port_without_password(tmp_path: Pat
     text = str(err.value)
     assert f"127.0.0.1:{port}" in text and "hunter2" not in text and "\n" not in text
     assert "waited 0.3 s" in text
+
+
+# --- maintenance: lake info, lake compact, export lake -----------------------------------
+
+
+def test_export_lake_moves_a_file_store_and_info_and_compact_report_it(
+        tmp_path: Path) -> None:
+    file_db = str(tmp_path / "file.duckdb")
+    cli(file_db, "ingest", str(EXAMPLES))
+    cli(file_db, "atlas", "fit", "--model", "1pl", "--format", "json")  # a stored fit too
+    lake = f"ducklake:{tmp_path / 'moved.ducklake'}"
+    out = cli(file_db, "export", "lake", lake, "--format", "json")
+    counts = {r["table"]: r["rows"] for r in out["rows"]}
+    assert counts["episodes"] == 180 and counts["experiments"] == 3
+    assert counts["atlas_fits"] == 1
+    _same_answers(file_db, lake, DEMO_COMMANDS)
+    # exporting again replaces rows by key: nothing doubles
+    cli(file_db, "export", "lake", lake)
+    info = cli(lake, "lake", "info", "--format", "json")
+    assert info["schema"] == "evalatlas.lake-info/1"
+    rows = {r["table"]: r for r in info["rows"]}
+    assert rows["episodes"]["rows"] == info["episodes"] == 180
+    assert info["snapshots"] >= 3 and info["newest_snapshot"] == info["snapshot"]
+    files_before = sum(r["data_files"] for r in info["rows"])
+    done = cli(lake, "lake", "compact", "--older-than", "0", "--format", "json")
+    assert done["schema"] == "evalatlas.lake-compact/1" and done["older_than_s"] == 0
+    row = done["rows"][0]
+    assert row["data_files_before"] == files_before
+    assert row["data_files_after"] <= files_before and row["expired_snapshots"] >= 1
+    _same_answers(file_db, lake, DEMO_COMMANDS)  # compaction changes no answer
+    after = cli(lake, "lake", "info", "--format", "json")
+    assert after["snapshots"] < info["snapshots"] + 2
+
+
+def test_lake_commands_on_a_file_store_say_so(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalatlas.cli.main import app
+
+    file_db = str(tmp_path / "file.duckdb")
+    cli(file_db, "ingest", str(EXAMPLES / "jsonl"))
+    r = CliRunner().invoke(app, ["--db", file_db, "lake", "info"])
+    assert r.exit_code == 2 and "is a DuckDB file, not a lake" in r.output
+    r = CliRunner().invoke(app, ["--db", file_db, "lake", "compact", "--older-than", "soon"])
+    assert r.exit_code == 2 and "30m, 12h, 7d" in r.output
+    with ea.open(file_db, read_only=True) as store, pytest.raises(ea.ArgumentError):
+        store.export_lake(str(tmp_path / "not-a-lake.duckdb"))

@@ -70,7 +70,36 @@ def parquet_cmd(
                       highlight=False, markup=False)
 
 
-@export_app.command("eee")
+@export_app.command("lake")
+def lake_cmd(
+    ctx: typer.Context,
+    location: Annotated[str, typer.Argument(
+        help="The lake: ducklake:postgres:<libpq string> or ducklake:PATH.ducklake.")],
+    data_path: Annotated[str | None, typer.Option(
+        "--to-data-path", help="The new lake's folder for Parquet files (default: the "
+        "global --data-path / $EVALATLAS_DATA_PATH).")] = None,
+    fmt: WrittenFormatOption = WrittenFormat.table,
+) -> None:
+    """Copy this file store (--db) into a lake, in one transaction (created when missing;
+    rows already there with the same keys are replaced, as ingest would)."""
+    from evalatlas import EvalAtlasError
+
+    root = ctx.find_root().obj or {}
+    with open_store(ctx.parent, read_only=True, require_data=True) as store:
+        try:
+            counts = store.export_lake(location, data_path=data_path or root.get("data_path"))
+        except EvalAtlasError as exc:
+            fail(str(exc))
+    shown = safe_text(location)  # its password redacted
+    if fmt is WrittenFormat.json:
+        emit_written("evalatlas.export-lake/1", [{"table": t, "rows": n}
+                                                 for t, n in counts.items()], lake=shown)
+        return
+    for table, n in counts.items():
+        console.print(f"{table}: {n:,} rows -> {shown}", highlight=False, markup=False)
+
+
+
 def eee_cmd(
     ctx: typer.Context,
     directory: Annotated[Path, typer.Argument(
