@@ -25,7 +25,8 @@ class LakeInfoResult(TableResult):
 
 @dataclass
 class LakeCompactResult(TableResult):
-    """One row: ``expired_snapshots``, ``deleted_files``, ``deleted_orphans``,
+    """One row: ``flushed_inlined`` (tables whose inlined rows went to Parquet),
+    ``merged_files``, ``expired_snapshots``, ``deleted_files``, ``deleted_orphans``,
     ``data_files_before``, ``data_files_after``, ``snapshot`` (the newest after);
     ``meta``: ``location``, ``older_than_s``."""
 

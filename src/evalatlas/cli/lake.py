@@ -19,7 +19,7 @@ def info_cmd(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> None
     """Snapshots, data files, bytes and rows per table of the lake named by --db."""
     from evalatlas import ArgumentError
 
-    with open_store(ctx.parent, read_only=True) as store:
+    with open_store(ctx, read_only=True) as store:
         try:
             result = store.lake_info()
         except ArgumentError as exc:
@@ -28,7 +28,8 @@ def info_cmd(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> None
     notes = [f"{m['location']}: snapshot {m['snapshot']} read ({m['snapshots']} kept, "
              f"{m['oldest_snapshot']}..{m['newest_snapshot']}, newest at "
              f"{m['newest_snapshot_time']}); data files in {m['data_path']}"]
-    emit(render_result(result, ["table", "rows", "data_files", "bytes", "delete_files"], fmt,
+    emit(render_result(result, [("table", "table"), ("rows", "rows"), ("data_files", "data files"),
+                                ("bytes", "bytes"), ("delete_files", "delete files")], fmt,
                        title="lake", notes=notes))
 
 
@@ -45,13 +46,17 @@ def compact_cmd(
     --older-than is kept)."""
     from evalatlas import ArgumentError
 
-    with open_store(ctx.parent) as store:
+    with open_store(ctx) as store:
         try:
             result = store.compact_lake(older_than=older_than)
         except ArgumentError as exc:
             fail(str(exc))
-    emit(render_result(result, ["data_files_before", "data_files_after", "expired_snapshots",
-                                "deleted_files", "deleted_orphans", "snapshot"], fmt,
+    emit(render_result(result, [("data_files_before", "files before"),
+                                ("data_files_after", "files after"),
+                                ("expired_snapshots", "expired snapshots"),
+                                ("deleted_files", "deleted files"),
+                                ("deleted_orphans", "deleted orphans"),
+                                ("snapshot", "snapshot")], fmt,
                        title="lake compact"))
 
 

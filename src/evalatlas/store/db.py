@@ -313,8 +313,11 @@ class Store:
         snap = snapshot if snapshot is not None else _default_lake["snapshot"]
         self.lake = loc
         wait = _default_wait[0] if wait is None else wait
-        self.con, self.snapshot = open_lake(loc, read_only=read_only, create=create,
-                                            snapshot=snap, wait=wait)
+        con, self.snapshot = open_lake(loc, read_only=read_only, create=create,
+                                       snapshot=snap, wait=wait)
+        # a LakeConnection is a DuckDB connection whose write transactions hold the
+        # commit lock; it forwards everything else to the connection it wraps
+        self.con = cast("duckdb.DuckDBPyConnection", con)
         _lake_reads.append({"location": loc.display, "snapshot": self.snapshot})
         try:
             register_functions(self.con)

@@ -77,17 +77,12 @@ def compact(store: Any, older_than_s: int) -> dict[str, Any]:
     before = lake_info(store)["rows"]
     interval = f"INTERVAL '{int(older_than_s)} seconds'"
     done: dict[str, Any] = {}
-    con.execute("BEGIN TRANSACTION")  # takes the commit lock (store/lake.py)
-    try:
-        with contextlib.suppress(duckdb.Error):  # nothing inlined: nothing to flush
-            con.execute(f"CALL ducklake_flush_inlined_data('{ALIAS}')")
-        con.execute(f"CALL ducklake_merge_adjacent_files('{ALIAS}')")
-        con.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(duckdb.Error, RuntimeError):
-            con.execute("ROLLBACK")
-        raise
+    # one transaction each (DuckLake refuses to commit a flush and a merge together),
+    # each holding the commit lock (store/lake.py); counted in SQL, as the functions
+    # return time zone-aware timestamps
     for name, call in (
+            ("flushed_inlined", f"ducklake_flush_inlined_data('{ALIAS}')"),
+            ("merged_files", f"ducklake_merge_adjacent_files('{ALIAS}')"),
             ("expired_snapshots", f"ducklake_expire_snapshots('{ALIAS}', "
                                   f"older_than => now() - {interval})"),
             ("deleted_files", f"ducklake_cleanup_old_files('{ALIAS}', "
@@ -96,7 +91,7 @@ def compact(store: Any, older_than_s: int) -> dict[str, Any]:
                                 f"older_than => now() - {interval})")):
         con.execute("BEGIN TRANSACTION")
         try:
-            done[name] = len(con.execute(f"CALL {call}").fetchall())
+            done[name] = int(con.execute(f"SELECT count(*) FROM {call}").fetchone()[0])
             con.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(duckdb.Error, RuntimeError):
@@ -134,14 +129,14 @@ def copy_store(source: Any, lake_store: Any) -> dict[str, int]:
                 "table_name = ? ORDER BY column_index", [ALIAS, table]).fetchall()]
             names = ", ".join(cols)
             name = f"_evalatlas_copy_{table}"
-            reader = source.con.execute(f"SELECT {names} FROM {table}").fetch_record_batch()
+            reader = source.con.execute(f"SELECT {names} FROM {table}").to_arrow_reader()
             con.register(name, reader)
             try:
                 con.execute(f"CREATE TEMP TABLE {name}_rows AS SELECT * FROM {name}")
             finally:
                 con.unregister(name)
             rows = f"temp.main.{name}_rows"
-            key = ", ".join(KEYS.get(table) or _PLAIN_KEYS.get(table, ()))
+            key = ", ".join(KEYS.get(table) or _PLAIN_KEYS.get(table) or ())
             if key:
                 con.execute(f"DELETE FROM {table} WHERE ({key}) IN (SELECT ({key}) FROM {rows})")
             con.execute(f"INSERT INTO {table} ({names}) SELECT * FROM {rows}")
