@@ -3,6 +3,7 @@ tables, the same answers as a file store, snapshots, errors (issue 23)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,72 @@ def test_lake_commands_on_a_file_store_say_so(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "30m, 12h, 7d" in r.output
     with ea.open(file_db, read_only=True) as store, pytest.raises(ea.ArgumentError):
         store.export_lake(str(tmp_path / "not-a-lake.duckdb"))
+
+
+FIXTURE_FOLDERS = ["cube", "eee", "formulacode", "inspect", "scylla", "swebench-java-verified",
+                   "swebench-pro", "swebench-verified", "tau-bench", "terminal-bench"]
+FIXTURE_COMMANDS = [("summary",), ("agents",), ("quarantine",), ("speedups",)]
+
+
+@pytest.mark.parametrize("folder", FIXTURE_FOLDERS)
+def test_every_fixture_folder_gives_the_same_answers_on_a_lake(
+        folder: str, fixtures: Path, tmp_path: Path) -> None:
+    """The real fixtures, folder by folder, into a file store and into a lake: the same
+    JSON (ingest reports, then each command's rows)."""
+    from typer.testing import CliRunner
+
+    from evalatlas.cli.main import app
+
+    lake = f"ducklake:{tmp_path / 'f.ducklake'}"
+    file_db = str(tmp_path / "f.duckdb")
+    reports = []
+    for db in (file_db, lake):
+        r = CliRunner().invoke(app, ["--db", db, "ingest", str(fixtures / folder),
+                                     "--format", "json"])
+        assert r.exit_code in (0, 1), r.output  # 1: some input quarantined, as on a file
+        reports.append((r.exit_code, r.stdout))
+    assert reports[0] == reports[1]
+    for cmd in FIXTURE_COMMANDS:
+        outs = [CliRunner().invoke(app, ["--db", db, *cmd, "--format", "json"])
+                for db in (file_db, lake)]
+        assert outs[0].exit_code == outs[1].exit_code, (cmd, outs[0].output, outs[1].output)
+        if outs[0].exit_code == 0:
+            same(json.loads(outs[0].stdout), without_lake(json.loads(outs[1].stdout)),
+                 f"{folder}/{cmd[0]}")
+        else:  # the same refusal (no measurements for speedups, say)
+            assert outs[0].output.replace(file_db, "DB") == outs[1].output.replace(
+                str(lake).split(":", 1)[1], "DB").replace("ducklake:DB", "DB"), cmd
+
+
+def test_report_and_atlas_name_the_snapshot_read(tmp_path: Path) -> None:
+    lake = f"ducklake:{tmp_path / 'atlas.ducklake'}"
+    cli(lake, "ingest", str(EXAMPLES))
+    snap = cli(lake, "summary", "--format", "json")["lake"]["snapshot"]
+    html = tmp_path / "r.html"
+    cli(lake, "--snapshot", str(snap), "report", "-o", str(html))
+    assert f"at snapshot {snap} (<code>--snapshot {snap}</code>" in html.read_text()
+    fit = cli(lake, "atlas", "fit", "--model", "1pl", "--format", "json")
+    assert fit["lake"]["location"] == lake  # a writer (the fit is stored): no pinned snapshot
+
+
+def test_unwritable_data_path_is_a_clear_error_and_keeps_the_snapshot(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalatlas.cli.main import app
+
+    data = tmp_path / "data"
+    data.mkdir()
+    lake = f"ducklake:{tmp_path / 'atlas.ducklake'}"
+    cli(lake, "ingest", str(EXAMPLES / "jsonl"), data_path=data)
+    before = cli(lake, "summary", "--format", "json")
+    data.rename(tmp_path / "moved")
+    data.write_text("not a folder")  # where the Parquet files must go (even as root)
+    r = CliRunner().invoke(app, ["--db", lake, "ingest", str(EXAMPLES / "evallogs")])
+    assert r.exit_code == 2, r.output
+    assert "cannot write to the lake" in r.output and "keeps its snapshot" in r.output
+    assert "Traceback" not in r.output
+    data.unlink()
+    (tmp_path / "moved").rename(data)
+    after = cli(lake, "summary", "--format", "json")
+    assert after["lake"]["snapshot"] == before["lake"]["snapshot"]  # nothing committed
+    assert after["rows"] == before["rows"]

@@ -27,7 +27,14 @@ from evalatlas.cli.common import (
     emit_written,
     fail,
 )
-from evalatlas.cli.render import Column, OutputFormat, fmt_value, render, render_result
+from evalatlas.cli.render import (
+    Column,
+    OutputFormat,
+    fmt_value,
+    render,
+    render_result,
+    with_lake_meta,
+)
 
 atlas_app = typer.Typer(
     help="Agent x task matrix: item response theory, drift, cheap evaluation.",
@@ -110,7 +117,8 @@ def fit_cmd(
                    propensity=propensity, save=True, exclude_tasks=exclude)
     d = result.to_dict()
     if fmt is OutputFormat.json:
-        emit(json.dumps(d, indent=2, allow_nan=False, ensure_ascii=False) + "\n", output)
+        emit(json.dumps(with_lake_meta(d), indent=2, allow_nan=False, ensure_ascii=False)
+             + "\n", output)
         return
     abilities = result.abilities()
     notes = abilities.notes + list(d.get("notes", [])) + _band_notes(d)
@@ -274,7 +282,8 @@ def estimate_cmd(
                 new_agent=new_agent)
     d = est.to_dict()
     if fmt is OutputFormat.json:
-        emit(json.dumps(d, indent=2, allow_nan=False, ensure_ascii=False) + "\n", output)
+        emit(json.dumps(with_lake_meta(d), indent=2, allow_nan=False, ensure_ascii=False)
+             + "\n", output)
         return
     del d["schema"]  # a table/CSV row of the estimate's fields
     cols: list[Column] = [

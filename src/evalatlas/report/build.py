@@ -678,6 +678,8 @@ def build_report_data(store: Store, opts: ReportOptions | None = None) -> dict[s
         "frameworks": _frameworks(store, opts.confidence),
         "failures": failures_data(store, opts.experiment, opts.confidence),
     }
+    if getattr(store, "lake", None) is not None:  # the snapshot read (issue 23)
+        data["lake"] = {"location": store.lake.display, "snapshot": store.snapshot}
     data["decision"] = decision_summary(data)
     # json_safe walks everything but the drill-down columns, which are built finite
     drills = [s.pop("drill") for s in sections]

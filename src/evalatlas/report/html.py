@@ -27,6 +27,16 @@ from evalatlas.report.runtime import wrapped_runtime
 from evalatlas.report.specs import all_views
 
 
+def _lake_line(data: dict[str, Any]) -> str:
+    """' Read from lake L at snapshot N.' for a report of a lake (issue 23), else ''."""
+    lake = data.get("lake")
+    if not lake:
+        return ""
+    return (f" Read from the lake {_e(lake['location'])} at snapshot "
+            f"{_e(lake['snapshot'])} (<code>--snapshot {_e(lake['snapshot'])}</code> "
+            "reproduces it).")
+
+
 def _asset(name: str) -> str:
     return (resources.files("evalatlas.report") / "assets" / name).read_text(encoding="utf-8")
 
@@ -151,8 +161,8 @@ def render_html(data: dict[str, Any], views: list[dict[str, Any]] | None = None)
 <style>{_asset("report.css")}</style></head>
 <body><header><h1>{_e(data["title"])}</h1>
 <p class="meta">Generated {_e(data["generated"])} by evalatlas {_e(data["evalatlas_version"])};
-grouped by {_e(data["group_by"])}; intervals are {_e(pct)}. Works offline: everything is in
-this file.</p>
+grouped by {_e(data["group_by"])}; intervals are {_e(pct)}.{_lake_line(data)} Works offline:
+everything is in this file.</p>
 {f'<ul class="notes">{top_notes}</ul>' if top_notes else ""}
 <nav>{"".join(nav)}</nav></header>
 <main>{summary}{"".join(blocks)}</main>
