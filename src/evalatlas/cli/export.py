@@ -100,6 +100,7 @@ def lake_cmd(
 
 
 
+@export_app.command("eee")
 def eee_cmd(
     ctx: typer.Context,
     directory: Annotated[Path, typer.Argument(
