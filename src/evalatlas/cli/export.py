@@ -85,7 +85,7 @@ def lake_cmd(
     from evalatlas import EvalAtlasError
 
     root = ctx.find_root().obj or {}
-    with open_store(ctx.parent, read_only=True, require_data=True) as store:
+    with open_store(ctx, read_only=True, require_data=True) as store:
         try:
             counts = store.export_lake(location, data_path=data_path or root.get("data_path"))
         except EvalAtlasError as exc:

@@ -326,9 +326,7 @@ class Store:
         except BaseException:
             self.con.close()
             raise
-        self._schemas = {}
-        self._column_types = {}
-        self.unknown_model_cost = "none"
+        self._init_caches()
 
     @property
     def many_writers(self) -> bool:
@@ -364,6 +362,9 @@ class Store:
                 self.con.execute("ROLLBACK")
             self.con.close()
             raise
+        self._init_caches()
+
+    def _init_caches(self) -> None:
         self._schemas: dict[str, pa.Schema] = {}
         self._column_types: dict[str, dict[str, str]] = {}
 
