@@ -70,6 +70,8 @@ _LAZY: dict[str, str] = {
     # typed results
     "TableResult": "evalatlas.analysis.results",
     "QuarantineResult": "evalatlas.analysis.results",
+    "LakeInfoResult": "evalatlas.analysis.lake_results",
+    "LakeCompactResult": "evalatlas.analysis.lake_results",
     "SummaryResult": "evalatlas.analysis.summary",
     "CompareResult": "evalatlas.analysis.compare",
     "GateResult": "evalatlas.analysis.gate",
@@ -134,6 +136,8 @@ __all__ = [
     "InvestigateResult",
     "JudgeClient",
     "JudgeConfig",
+    "LakeCompactResult",
+    "LakeInfoResult",
     "Measurement",
     "OutputError",
     "PriceResult",
@@ -212,6 +216,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
     from evalatlas.analysis.frameworks import FrameworkData
     from evalatlas.analysis.gate import GatePlanResult, GateResult
     from evalatlas.analysis.inventory import InventoryResult
+    from evalatlas.analysis.lake_results import LakeCompactResult, LakeInfoResult
     from evalatlas.analysis.results import QuarantineResult, TableResult
     from evalatlas.analysis.speedups import SpeedupDetail, SpeedupResult
     from evalatlas.analysis.summary import SummaryResult

@@ -396,6 +396,13 @@ def store_error(exc: BaseException, path: str | Path | None = None) -> StoreErro
     from evalatlas.safe_write import errno_in_text
 
     where = _db.resolve_db_path(path)
+    location = _db.resolve_location(path)
+    if location.startswith("ducklake:"):  # before the file's checks: a lake's server
+        from evalatlas.store.lake import use_error_message
+
+        text = use_error_message(location, exc)
+        if text is not None:
+            return StoreError(text)
     if _db.is_damage(exc):
         return StoreError(_db.damaged_message(where, exc))
     if isinstance(exc, OSError) or errno_in_text(str(exc)) is not None:

@@ -17,12 +17,12 @@ lake_app = typer.Typer(help="A DuckLake store: what it holds, and compaction.",
 @lake_app.command("info")
 def info_cmd(ctx: typer.Context, fmt: FormatOption = OutputFormat.table) -> None:
     """Snapshots, data files, bytes and rows per table of the lake named by --db."""
-    from evalatlas import ArgumentError
+    from evalatlas import EvalAtlasError
 
     with open_store(ctx, read_only=True) as store:
         try:
             result = store.lake_info()
-        except ArgumentError as exc:
+        except EvalAtlasError as exc:
             fail(str(exc))
     m = result.meta
     notes = [f"{m['location']}: snapshot {m['snapshot']} read ({m['snapshots']} kept, "
@@ -44,12 +44,12 @@ def compact_cmd(
     """Merge small data files, expire old snapshots, delete files no kept snapshot needs.
     Safe beside running writers (it takes the commit lock; a file younger than
     --older-than is kept)."""
-    from evalatlas import ArgumentError
+    from evalatlas import EvalAtlasError
 
     with open_store(ctx) as store:
         try:
             result = store.compact_lake(older_than=older_than)
-        except ArgumentError as exc:
+        except EvalAtlasError as exc:
             fail(str(exc))
     emit(render_result(result, [("data_files_before", "files before"),
                                 ("data_files_after", "files after"),

@@ -101,6 +101,8 @@ COMMANDS: dict[str, CommandInfo] = {c.name: c for c in (
        'outcome_source judge:<model>. Failures change nothing.'),
     _c('judge-rubric', 'judge',
        'Grade one agent output against a rubric with one or more LLM judges.'),
+    _c('lake', 'lake',
+       'A DuckLake store: what it holds, and compaction.'),
     _c('price', 'price',
        'Cost of INPUT/OUTPUT/cache tokens for MODEL, with the price source.'),
     _c('quarantine', 'quarantine',

@@ -590,15 +590,19 @@ class Store:
             self.con.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, now())",
                              [path, size, mtime_ns, sha256])
             return
-        self.con.execute("BEGIN TRANSACTION")  # no keys on a lake: delete, then insert
+        own = not self._atomic  # inside atomic(): the caller's transaction commits
+        if own:
+            self.con.execute("BEGIN TRANSACTION")  # no keys on a lake: delete, then insert
         try:
             self.con.execute("DELETE FROM files WHERE path = ?", [path])
             self.con.execute("INSERT INTO files VALUES (?, ?, ?, ?, now())",
                              [path, size, mtime_ns, sha256])
-            self.con.execute("COMMIT")
+            if own:
+                self.con.execute("COMMIT")
         except BaseException:
-            with contextlib.suppress(duckdb.Error, RuntimeError):
-                self.con.execute("ROLLBACK")
+            if own:
+                with contextlib.suppress(duckdb.Error, RuntimeError):
+                    self.con.execute("ROLLBACK")
             raise
 
     def write_batch(

@@ -171,7 +171,7 @@ class LakeConnection:
         if self._lock is None:
             return self._con.execute(sql, parameters)
         head = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else ""
-        if head in ("BEGIN", "START"):
+        if head in ("BEGIN", "START") and not self._in_transaction:
             self._lock.acquire()
             try:
                 out = self._con.execute(sql, parameters)
@@ -338,6 +338,19 @@ def open_lake(loc: LakeLocation, *, read_only: bool, create: bool, snapshot: int
         con.close()
         raise
     return con, pinned
+
+
+def use_error_message(location: str, exc: BaseException) -> str | None:
+    """The one line for a DuckDB error met while using the lake at ``location`` (any
+    query, not only a batch's write) when it says more than the query's first line: the
+    PostgreSQL catalog unreachable (host:port, no password). None otherwise."""
+    try:
+        loc = LakeLocation.parse(location)
+    except ValueError:
+        return None
+    if is_unreachable(exc):
+        return unreachable_message(loc, exc)
+    return None
 
 
 def write_error_message(loc: LakeLocation, exc: BaseException) -> str:
