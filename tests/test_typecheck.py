@@ -11,6 +11,7 @@ re-run takes a second or two; a cold one about 20 s of CPU).
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,3 +32,25 @@ def test_mypy_is_clean() -> None:
         "mypy found type errors ([tool.mypy] in pyproject.toml; run `.venv/bin/mypy` "
         f"to see them):\n{proc.stdout}{proc.stderr}")
     assert "Success: no issues found" in proc.stdout
+
+
+IGNORE = re.compile(r"#\s*type:\s*ignore\b(?P<rest>.*)$")
+EXPLAINED = re.compile(r"^\[[a-z-]+(?:, *[a-z-]+)*\]  # \S.{3,}")
+
+
+def test_every_type_ignore_names_its_code_and_says_why() -> None:
+    """An ignore in the package is ``# type: ignore[code]  # reason`` on one line: mypy
+    checks the code is named (``ignore-without-code``) and still needed
+    (``warn_unused_ignores``); this checks the reason is written beside it."""
+    unexplained = []
+    n = 0
+    for path in sorted((REPO / "src" / "evalatlas").rglob("*.py")):
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found = IGNORE.search(line)
+            if found is None:
+                continue
+            n += 1
+            if not EXPLAINED.match(found["rest"]):
+                unexplained.append(f"{path.relative_to(REPO)}:{i}: {line.strip()}")
+    assert n > 0  # the scan reads the package (it has a few ignores, each explained)
+    assert unexplained == [], "a type: ignore without its reason:\n" + "\n".join(unexplained)

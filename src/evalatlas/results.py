@@ -134,8 +134,8 @@ class ResultViews:
     (A dataclass subclass must say ``repr=False``, or the dataclass repr that prints
     every row replaces this one.)"""
 
-    def __repr__(self) -> str:
-        return short_repr(self)  # type: ignore[arg-type]
+    def __repr__(self: Result) -> str:  # the class that mixes it in is a Result
+        return short_repr(self)
 
-    def _repr_html_(self) -> str:
-        return html_repr(self)  # type: ignore[arg-type]
+    def _repr_html_(self: Result) -> str:
+        return html_repr(self)

@@ -11,8 +11,9 @@ import io
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
 from evalatlas.adapters.jsonl_stream import (
@@ -32,6 +33,9 @@ from evalatlas.records import limits
 from evalatlas.records.jsonio import parse_jsonl_line
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.records.validate import parse_record
+
+if TYPE_CHECKING:
+    import hashlib
 
 SUFFIXES = tuple(s + c for s in (".jsonl", ".ndjson") for c in ("", *COMPRESSED_SUFFIXES))
 
@@ -62,8 +66,9 @@ def _detect(path: Path) -> bool:
     return not isinstance(data, dict) or any(k in data for k in _MARKERS)
 
 
-def record_kind(data: dict) -> type[EpisodeRecord] | type[ExperimentRecord] | type[Measurement]:
-    """Which record a JSON object is, from its keys."""
+def record_kind(data: Container[str]
+                ) -> type[EpisodeRecord] | type[ExperimentRecord] | type[Measurement]:
+    """Which record a JSON object is, from its keys (the object, or the set of them)."""
     if "agent" in data and ("experiment_name" in data or "benchmark_subset" in data):
         return ExperimentRecord
     if "benchmark" in data and "task_id" not in data and "sample_id" not in data:
@@ -120,7 +125,7 @@ def duplicate_problem(source: str, line: int, first: int, trajectory_id: str) ->
 
 
 def iter_file_chunks(path: Path | str, source: str, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-                     hasher: object = None) -> Iterator[Chunk | Problem]:
+                     hasher: hashlib._Hash | None = None) -> Iterator[Chunk | Problem]:
     """The chunks of a JSONL input (file, compressed file or ``-``), or the problem that
     stops it (unreadable, over the file-size limit, empty)."""
     lim = limits.current()
@@ -149,11 +154,11 @@ def iter_file_chunks(path: Path | str, source: str, *, chunk_bytes: int = DEFAUL
             plain = (str(path) != STDIN and isinstance(fh, io.BufferedReader)
                      and stat.S_ISREG(os.fstat(fh.fileno()).st_mode))
             chunks = (iter_plain_chunks(fh, max_line_bytes=lim.max_line_bytes,
-                                        chunk_bytes=chunk_bytes, hasher=hasher)  # type: ignore[arg-type]
+                                        chunk_bytes=chunk_bytes, hasher=hasher)
                       if plain else
                       iter_chunks(fh, max_line_bytes=lim.max_line_bytes,
                                   chunk_bytes=chunk_bytes, max_total_bytes=lim.max_file_bytes,
-                                  hasher=hasher))  # type: ignore[arg-type]
+                                  hasher=hasher))
             for chunk in chunks:
                 any_line = True
                 yield chunk

@@ -89,7 +89,7 @@ def display_name(path: Path | str) -> str:
 
 def _decompressor(raw: BinaryIO, head: bytes) -> BinaryIO:
     if head.startswith(_GZIP_MAGIC):
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]  # reads as BinaryIO; typeshed's GzipFile is not one
     if head.startswith(_ZSTD_MAGIC):
         try:
             import zstandard

@@ -92,7 +92,7 @@ class ItemBank:
 def ability(bank: ItemBank, items: np.ndarray, k: np.ndarray, n: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
     """MAP ability vector and covariance of one agent from its cells (items fixed)."""
-    return ability_given_items(bank, np.asarray(items, dtype=np.int64),  # type: ignore[arg-type]
+    return ability_given_items(bank, np.asarray(items, dtype=np.int64),
                                np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
 
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 from scipy import optimize, special
@@ -443,10 +443,11 @@ def _fit(cells: Cells, model: ModelSpec, priors: Priors, seed: int, max_iter: in
          tol: float, estimate_ability_sd: bool, start: IRTFit | None = None) -> IRTFit:
     obj = _Objective(cells, model, priors)
     em = estimate_ability_sd and model.kind != "mf" and cells.n_agents >= 10
-    x0 = start.extra.get("x") if start is not None else None
+    extra = start.extra if start is not None else {}
+    x0 = extra.get("x")
     if x0 is not None and np.shape(x0) == np.shape(_start(cells, model, priors, seed)):
         x = np.array(x0, dtype=float)
-        sd = float(start.extra.get("ability_sd_raw", priors.ability_sd))  # type: ignore[union-attr]
+        sd = float(extra.get("ability_sd_raw", priors.ability_sd))
     else:
         x = _start(cells, model, priors, seed)
         sd = priors.ability_sd
@@ -616,8 +617,22 @@ def _standard_errors(cells: Cells, fit: IRTFit) -> None:
 # -- one agent against fixed items ------------------------------------------------------
 
 
+class ItemParameters(Protocol):
+    """What :func:`ability_given_items` reads of a fit: an :class:`IRTFit`, or the
+    adaptive test's item bank (:class:`evalatlas.atlas.adaptive.ItemBank`)."""
+
+    @property
+    def model(self) -> ModelSpec: ...
+    @property
+    def priors(self) -> Priors: ...
+    @property
+    def loadings(self) -> np.ndarray: ...
+    @property
+    def difficulty(self) -> np.ndarray: ...
+
+
 def ability_given_items(
-    fit: IRTFit, item: np.ndarray, k: np.ndarray, n: np.ndarray, *, max_iter: int = 100
+    fit: ItemParameters, item: np.ndarray, k: np.ndarray, n: np.ndarray, *, max_iter: int = 100
 ) -> tuple[np.ndarray, np.ndarray]:
     """MAP ability of one agent (and its covariance) from its cells, items held fixed.
 

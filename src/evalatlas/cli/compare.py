@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, cast
 
 import typer
 from rich.markup import escape
@@ -62,7 +62,8 @@ def compare_cmd(
         fail("--detect must be a fraction in (0, 1), e.g. 0.05 for 5 points")
     with open_store(ctx, read_only=True, require_data=True) as store:
         try:
-            result = compare(store, *selectors, pair_by=pair_by,  # type: ignore[arg-type]
+            result = compare(store, *selectors,  # pair_by was checked above
+                             pair_by=cast('Literal["task", "attempt"]', pair_by),
                              score=score, confidence=confidence, detect=detect, alpha=alpha)
         except ValueError as exc:
             fail(str(exc))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, cast
 from xml.etree import ElementTree as ET
 
 import typer
@@ -312,10 +312,12 @@ def gate_cmd(
     try:
         with open_store(ctx, read_only=True, require_data=True) as store:
             try:
+                # metric and by are checked by gate() (an ArgumentError, exit 2)
                 result = gate(store, baseline, candidate, baseline_data=other,
-                              metric=metric, max_drop=max_drop,  # type: ignore[arg-type]
-                              alpha=alpha, by=by, exclude_flaky=exclude_flaky,  # type: ignore[arg-type]
-                              sequential=sequential)
+                              metric=cast('Literal["success", "reward"]', metric),
+                              max_drop=max_drop, alpha=alpha,
+                              by=cast('Literal["benchmark", "split", "none"]', by),
+                              exclude_flaky=exclude_flaky, sequential=sequential)
             except (EvalAtlasError, ValueError) as exc:
                 fail(str(exc), EXIT_USAGE)
     finally:

@@ -32,8 +32,8 @@ def _no_flag_metavar() -> None:
             return None
         return shown(self, ctx)
 
-    display_type_rich._evalatlas = True  # type: ignore[attr-defined]
-    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    display_type_rich._evalatlas = True  # type: ignore[attr-defined]  # marks it patched
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]  # typer has no hook
 
 
 _no_flag_metavar()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, cast
 
 import typer
 
@@ -74,7 +74,8 @@ def tiers_cmd(
         try:
             report = tiers(store, baseline=base, label=label, experiment=experiment,
                            confidence=confidence, weights=(pass_weight, impl_weight),
-                           scale=scale, ddof=ddof)  # type: ignore[arg-type]
+                           scale=cast('Literal["seed", "scylla"]', scale),  # checked above
+                           ddof=ddof)
         except ValueError as exc:
             fail(str(exc))
     pct = f"{round(100 * confidence)}%"

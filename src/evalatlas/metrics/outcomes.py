@@ -26,6 +26,8 @@ from typing import Literal
 
 import numpy as np
 
+from evalatlas.metrics.missing import known, known_values
+
 GradeScale = Literal["seed", "scylla"]
 
 GRADE_SCALES: dict[str, tuple[tuple[str, float], ...]] = {
@@ -38,15 +40,6 @@ GRADE_SCALES: dict[str, tuple[tuple[str, float], ...]] = {
 
 
 # --------------------------------------------------------------------------- per run
-
-
-def _is_missing(x: float | None) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def _known(values: Iterable[float | None]) -> list[float]:
-    """The values that are not missing (None or NaN), as floats."""
-    return [float(v) for v in values if v is not None and not _is_missing(v)]
 
 
 def pass_rate(passed: bool | Iterable[bool | None]) -> float:
@@ -69,9 +62,9 @@ def impl_rate(weighted_score: float | None, *, clamp: bool = True) -> float:
     ``clamp=True`` clips to [0, 1] as ProjectScylla's ``calculate_impl_rate`` does
     (``RunAggregator`` does not; ``clamp=False`` reproduces that). Missing gives NaN.
     """
-    if _is_missing(weighted_score):
+    v = known(weighted_score)
+    if v is None:
         return math.nan
-    v = float(weighted_score)  # type: ignore[arg-type]
     return min(1.0, max(0.0, v)) if clamp else v
 
 
@@ -89,10 +82,11 @@ def reward_from_correctness(correctness: float | None) -> float | None:
     negative reward or one above 1. None or NaN (no judge, a failed judge) gives None: an
     unknown outcome, never 0.
     """
-    if correctness is None or math.isnan(correctness):
+    c = known(correctness)
+    if c is None:
         return None
     low, high = CORRECTNESS_SCALE
-    return min(1.0, max(0.0, (float(correctness) - low) / (high - low)))
+    return min(1.0, max(0.0, (c - low) / (high - low)))
 
 
 def duration(start: float | datetime | None, end: float | datetime | None) -> float:
@@ -126,11 +120,12 @@ def cost_of_pass(cost: float | None, pass_rate: float | None) -> float:
     the mean cost per run when ``pass_rate`` is a fraction over runs. A missing cost or
     pass rate gives NaN (unknown), not infinity and not 0.
     """
-    if _is_missing(cost) or _is_missing(pass_rate):
+    c, p = known(cost), known(pass_rate)
+    if c is None or p is None:
         return math.nan
-    if pass_rate <= 0:  # type: ignore[operator]
+    if p <= 0:
         return math.inf
-    return float(cost) / float(pass_rate)  # type: ignore[arg-type]
+    return c / p
 
 
 def composite_score(
@@ -146,9 +141,10 @@ def composite_score(
     wp, wi = weights
     if wp < 0 or wi < 0 or wp + wi <= 0:
         raise ValueError(f"composite weights must be >= 0 with a positive sum, got {weights}")
-    if _is_missing(pass_rate) or _is_missing(impl_rate):
+    p, i = known(pass_rate), known(impl_rate)
+    if p is None or i is None:
         return math.nan
-    return (float(pass_rate) * wp + float(impl_rate) * wi) / (wp + wi)  # type: ignore[arg-type]
+    return (p * wp + i * wi) / (wp + wi)
 
 
 # --------------------------------------------------------------------------- aggregates
@@ -244,9 +240,9 @@ def letter_grade(score: float | None, scale: GradeScale = "seed") -> str | None:
     """
     if scale not in GRADE_SCALES:
         raise ValueError(f"unknown grade scale {scale!r}; use one of {sorted(GRADE_SCALES)}")
-    if _is_missing(score):
+    v = known(score)
+    if v is None:
         return None
-    v = float(score)  # type: ignore[arg-type]
     if not 0.0 <= v <= 1.0:
         raise ValueError(f"grade needs a score in [0, 1], got {v}")
     for grade, threshold in GRADE_SCALES[scale]:
@@ -278,9 +274,9 @@ def tier_uplift(tier_score: float | None, t0_score: float | None) -> Uplift:
     is <= 0: a relative change from zero is infinite or meaningless, and the four upstream
     implementations disagree (they return 0). The absolute difference is still given.
     """
-    if _is_missing(tier_score) or _is_missing(t0_score):
+    t, b = known(tier_score), known(t0_score)
+    if t is None or b is None:
         return Uplift(None, "missing score")
-    t, b = float(tier_score), float(t0_score)  # type: ignore[arg-type]
     if b == 0:
         return Uplift(None, "baseline score is 0: relative uplift undefined", t - b)
     if b < 0:
@@ -289,7 +285,7 @@ def tier_uplift(tier_score: float | None, t0_score: float | None) -> Uplift:
 
 
 def _finite_variance(values: Iterable[float | None], ddof: int) -> float:
-    vals = _known(values)
+    vals = known_values(values)
     if len(vals) - ddof <= 0 or any(math.isinf(v) for v in vals):
         return math.nan
     mean = math.fsum(vals) / len(vals)
@@ -312,7 +308,7 @@ def cost_variance(tier_costs: Iterable[float | None], ddof: int = 0) -> float:
 
 def cost_delta(tier_costs: Iterable[float | None]) -> float:
     """Cost delta = ``max(costs) - min(costs)`` across tiers (seed 001); NaN with no costs."""
-    vals = _known(tier_costs)
+    vals = known_values(tier_costs)
     if not vals:
         return math.nan
     return max(vals) - min(vals)

@@ -11,9 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-
-def _known(x: float | None) -> bool:
-    return x is not None and not math.isnan(x)
+from evalatlas.metrics.missing import known
 
 
 def pareto_frontier(
@@ -29,12 +27,12 @@ def pareto_frontier(
         raise ValueError(f"costs ({len(costs)}) and accuracies ({len(accuracies)}) differ "
                          "in length")
     out: list[bool | None] = [None] * len(costs)
-    known = [i for i in range(len(costs)) if _known(costs[i]) and _known(accuracies[i])]
-    order = sorted(known, key=lambda i: (costs[i], -accuracies[i]))  # type: ignore[operator]
+    points = [(c, a, i) for i, (c, a) in enumerate(zip(map(known, costs), map(known, accuracies),
+                                                        strict=True))
+              if c is not None and a is not None]
     best = -math.inf
     best_cost = None
-    for i in order:
-        c, a = float(costs[i]), float(accuracies[i])  # type: ignore[arg-type]
+    for c, a, i in sorted(points, key=lambda p: (p[0], -p[1])):
         if a > best:
             out[i] = True
             best, best_cost = a, c

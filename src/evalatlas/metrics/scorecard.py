@@ -34,10 +34,11 @@ missing inputs as 0 instead.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard
+
+from evalatlas.metrics.missing import known as _known
 
 MODES = ("relative", "absolute", "upstream")
 
@@ -100,12 +101,8 @@ class ScorecardInput:
 
 
 def _ok(v: float | None) -> TypeGuard[float]:
-    return v is not None and not (isinstance(v, float) and math.isnan(v))
-
-
-def _known(v: float | None) -> float | None:
-    """``v`` as a float, or None when it is missing (None or NaN)."""
-    return float(v) if _ok(v) else None
+    """``v`` is not missing (:func:`~evalatlas.metrics.missing.known`)."""
+    return _known(v) is not None
 
 
 def clamp01(v: float) -> float:

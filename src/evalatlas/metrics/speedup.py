@@ -92,9 +92,10 @@ def benchmark_speedup(
             reason = f"{k} median is {meds[k]!r} (must be finite and non-zero)"
             break
     sa = so = adv = None
-    if reason is None:
-        sa = meds["nop"] / meds["agent"]  # type: ignore[operator]
-        so = meds["nop"] / meds["oracle"]  # type: ignore[operator]
+    m_nop, m_oracle, m_agent = meds["nop"], meds["oracle"], meds["agent"]
+    if reason is None and m_nop is not None and m_oracle is not None and m_agent is not None:
+        sa = m_nop / m_agent
+        so = m_nop / m_oracle
         if not (math.isfinite(sa) and math.isfinite(so)):
             reason, sa, so = "speedup is not finite", None, None
         else:

@@ -102,12 +102,12 @@ class PricePeriod:
         return True
 
 
-def _num(value: Any, file: Path, model: str, key: str, *, required: bool) -> float | None:
+def _price(value: Any, file: Path, model: str, key: str) -> float:
+    """A price of a price-file entry: a number >= 0 (not a boolean, not NaN), else an
+    InputError naming the file, the model and the key (a missing price too)."""
     if value is None:
-        if required:
-            raise InputError.at(file, "missing price (USD per million tokens)",
-                                field=key, record=model)
-        return None
+        raise InputError.at(file, "missing price (USD per million tokens)",
+                            field=key, record=model)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputError.at(file, f"price must be a number, got {value!r}",
                             field=key, record=model)
@@ -152,11 +152,12 @@ def load_price_file(path: str | Path) -> dict[str, ModelPrice]:
                                 f"{sorted(allowed)}", field=sorted(unknown)[0], record=name)
         price = ModelPrice(
             model=normalise_model_name(name),
-            input=_num(entry.get("input"), file, name, "input", required=True),  # type: ignore[arg-type]
-            output=_num(entry.get("output"), file, name, "output", required=True),  # type: ignore[arg-type]
-            cache_read=_num(entry.get("cache_read"), file, name, "cache_read", required=False),
-            cache_write=_num(entry.get("cache_write"), file, name, "cache_write",
-                             required=False),
+            input=_price(entry.get("input"), file, name, "input"),
+            output=_price(entry.get("output"), file, name, "output"),
+            cache_read=(None if entry.get("cache_read") is None else
+                        _price(entry["cache_read"], file, name, "cache_read")),
+            cache_write=(None if entry.get("cache_write") is None else
+                         _price(entry["cache_write"], file, name, "cache_write")),
             source=source,
             matched=name,
         )

@@ -75,4 +75,4 @@ class TableResult(ResultViews):
         # own, so give each subclass the short one here.
         super().__init_subclass__(**kwargs)
         if "__repr__" not in cls.__dict__:
-            cls.__repr__ = ResultViews.__repr__  # type: ignore[method-assign]
+            cls.__repr__ = ResultViews.__repr__  # type: ignore[method-assign]  # on purpose: before @dataclass adds its own

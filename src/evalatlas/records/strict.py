@@ -74,11 +74,11 @@ def _specs(record: RecordSpec) -> dict[str, tuple[str, bool, float | None]]:
 
 
 _EPISODE = _specs(spec.EPISODE)
-_USAGE = _specs(spec.EPISODE["usage"].record)  # type: ignore[arg-type]
-_STATUSES = frozenset(spec.EPISODE["status"].choices or ())
+_USAGE = _specs(spec.USAGE)  # the record of EpisodeRecord.usage
+_STATUSES = frozenset(spec.STATUSES)
 _REQUIRED = frozenset(spec.EPISODE.required)
 _COST_SOURCE = re.compile(
-    (spec.EPISODE["usage"].record["cost_source"].pattern or "").strip("^$"))  # type: ignore[index]
+    (spec.USAGE["cost_source"].pattern or "").strip("^$"))
 """The usage's cost_source pattern as a full match (Python's ``$`` would also accept a
 trailing newline, which pydantic's does not)."""
 

@@ -56,7 +56,7 @@ def parse_record(
     if model is EpisodeRecord:  # data already in strict form: built without validation
         built = strict_episode(data)
         if built is not None:
-            return built  # type: ignore[return-value]
+            return built  # type: ignore[return-value]  # R is EpisodeRecord here (mypy does not narrow a TypeVar by `is`)
     if record is None:
         rid = data.get("trajectory_id") or data.get("experiment_id") or data.get("evaluation_id")
         record = rid if isinstance(rid, str) else None

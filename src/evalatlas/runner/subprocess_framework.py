@@ -93,9 +93,10 @@ class SubprocessFramework:
         proc = await asyncio.create_subprocess_exec(
             *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=_LINE_LIMIT)
-        stderr_task = asyncio.create_task(proc.stderr.read())  # type: ignore[union-attr]
+        # all three are pipes (PIPE above): never None
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        stderr_task = asyncio.create_task(proc.stderr.read())
         try:
-            assert proc.stdin is not None and proc.stdout is not None
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 proc.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
                 await proc.stdin.drain()

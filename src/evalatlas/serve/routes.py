@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse, PlainTextResponse
@@ -293,8 +293,9 @@ def compare(request: Request, who: Reader, a: str, b: str,
         raise ApiError(422, "invalid", "pair_by must be task or attempt")
     state = state_of(request)
     with state.reader() as view:
-        result = _call(lambda: compare_fn(view, a, b, pair_by=pair_by,  # type: ignore[arg-type]
-                                          confidence=confidence))
+        result = _call(lambda: compare_fn(  # pair_by was checked above
+            view, a, b, pair_by=cast('Literal["task", "attempt"]', pair_by),
+            confidence=confidence))
     return _json(result.to_dict())
 
 

@@ -63,7 +63,7 @@ def serve(config: ServeConfig, *, host: str = "127.0.0.1", port: int = 8765,
                              access_log=False, timeout_graceful_shutdown=5,
                              server_header=False, lifespan="on")
 
-    class _Server(uvicorn.Server):  # type: ignore[name-defined]
+    class _Server(uvicorn.Server):  # type: ignore[name-defined]  # uvicorn: imported at run time (the [serve] extra)
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             drain = _Drain(self, state)

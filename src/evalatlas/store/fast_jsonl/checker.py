@@ -154,7 +154,7 @@ def _build() -> Callable[[bytes, int, int], list[int] | None] | None:
                     n += 1
                     end = line_end
                 n += len(records)
-                if any(r.findings is not None and r.findings.type_  # type: ignore[attr-defined]
+                if any(r.findings is not None and r.findings.type_  # type: ignore[attr-defined]  # a struct made by defstruct
                        for r in records):
                     return None
                 start = end

@@ -118,7 +118,7 @@ def is_other_record(keys: dict | set) -> bool:
     """A record with these top-level keys is an experiment record or a measurement,
     which the exact path reads (told apart by
     :func:`evalatlas.adapters.jsonl.record_kind`, the exact path's own rule)."""
-    return record_kind(keys) is not EpisodeRecord  # type: ignore[arg-type]
+    return record_kind(keys) is not EpisodeRecord
 
 
 COST_SOURCE = "'" + (spec.USAGE["cost_source"].pattern or "").removeprefix("^") \
