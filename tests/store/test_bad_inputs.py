@@ -25,8 +25,8 @@ CASES: dict[str, tuple[bytes, tuple[int | None, str | None, str | None, str], in
         (2, None, None, "invalid JSON: Expecting ':' delimiter (column 34)"), 1),
     "wrong_type.jsonl": (
         (rec(trajectory_id="a", n_steps="many") + "\n").encode(),
-        (1, "a", "n_steps",
-         "n_steps: Input should be a valid integer, unable to parse string as an integer"), 0),
+        (1, "a", "n_steps", "n_steps: Value error, must be a JSON number or null, got str "
+         "'many'"), 0),
     "nan.jsonl": (
         b'{"experiment_id":"e1","task_id":"t","trajectory_id":"a","reward":NaN}\n',
         (1, None, "reward", "non-finite number NaN in field 'reward' is not valid JSON"), 0),
@@ -138,7 +138,22 @@ _EXPERIMENT = {"experiment_id": "e1", "experiment_name": "e1", "benchmark_name":
 PARITY: dict[str, tuple[bytes, str | None]] = {
     "fractional_count": (_line(_ep("x", n_steps=2.5)), "n_steps"),
     "integral_float_count": (_line(_ep("x", n_steps=2.0)), "stored"),
-    "count_as_numeric_string": (_line(_ep("x", n_steps="5")), "stored"),
+    # booleans are not numbers, and our own format writes no number as a string
+    "count_as_numeric_string": (_line(_ep("x", n_steps="5")), "n_steps"),
+    "count_as_boolean": (_line(_ep("x", n_steps=True)), "n_steps"),
+    "tokens_as_boolean": (_line(_ep("x", usage={"prompt_tokens": True})),
+                          "usage.prompt_tokens"),
+    "tokens_as_numeric_string": (_line(_ep("x", usage={"prompt_tokens": "91"})),
+                                 "usage.prompt_tokens"),
+    "cost_as_numeric_string": (_line(_ep("x", usage={"total_cost_usd": "0.5"})),
+                               "usage.total_cost_usd"),
+    "attempt_as_boolean": (_line(_ep("x", attempt=False)), "attempt"),
+    "seed_as_numeric_string": (_line(_ep("x", seed="7")), "seed"),
+    "wall_time_as_numeric_string": (_line(_ep("x", wall_time_s="3.5")), "wall_time_s"),
+    "timestamp_as_boolean": (_line(_ep("x", timestamp=True)), "timestamp"),
+    "score_as_boolean": (_line(_ep("x", scores={"a": True})), "scores.a"),
+    "judge_tokens_as_boolean": (_line(_ep("x", judge_usage={"completion_tokens": True})),
+                                "judge_usage.completion_tokens"),
     "count_as_word": (_line(_ep("x", n_steps="many")), "n_steps"),
     "boolean_reward": (_line(_ep("x", reward=True)), "reward"),
     "string_reward": (_line(_ep("x", reward="0.5")), "reward"),

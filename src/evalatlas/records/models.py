@@ -32,9 +32,16 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from evalatlas.records import aliases, names
 from evalatlas.records.ids import agent_id_for, check_safe_id, redact_secrets
@@ -70,6 +77,37 @@ CUBE_STATUS_MAP: dict[str, EpisodeStatus] = {
 """cube-harness ``EpisodeStatus`` values to evalatlas statuses."""
 
 
+def _number_check(nullable: bool) -> BeforeValidator:
+    """The record contract's numbers are JSON numbers: a boolean is not one (it is
+    ``success``'s job, and Python would read it as 1 or 0), nor is a string (``"0.5"``,
+    ``"91"``): pydantic's lax mode would quietly read both as numbers. Our own format
+    documents no numeric string (foreign formats that do: :mod:`evalatlas.adapters.coerce`).
+    Any other value goes on to the field's own check (a whole number for a count,
+    ``>= 0``, finite)."""
+    expected = "a JSON number or null" if nullable else "a JSON number"
+
+    def check(v: Any) -> Any:
+        if isinstance(v, bool | str):
+            raise ValueError(f"must be {expected}, got {type(v).__name__} {v!r:.40}")
+        return v
+
+    return BeforeValidator(check)
+
+
+JSON_NUMBER = _number_check(nullable=False)
+JSON_NUMBER_OR_NULL = _number_check(nullable=True)
+NUMBER_CHECKS = (JSON_NUMBER, JSON_NUMBER_OR_NULL)
+"""The validators that hold a field to its JSON number type (:mod:`evalatlas.records.spec`
+reads them as part of the type, not as a further constraint)."""
+Count = Annotated[int, JSON_NUMBER]
+"""An integer of the contract (a count, an index, a version): a JSON number that is whole."""
+OptCount = Annotated[int | None, JSON_NUMBER_OR_NULL]
+Number = Annotated[float, JSON_NUMBER]
+"""A number of the contract: a JSON number (finite: the record config refuses NaN and
+infinity)."""
+OptNumber = Annotated[float | None, JSON_NUMBER_OR_NULL]
+
+
 class Record(BaseModel):
     """Base of every record: unknown fields rejected, NaN and infinity rejected."""
 
@@ -79,25 +117,25 @@ class Record(BaseModel):
 class UsageSummary(Record):
     """Aggregated LLM token usage and cost of one episode (seed 002)."""
 
-    prompt_tokens: int | None = Field(
+    prompt_tokens: OptCount = Field(
         None, ge=0, description="Input tokens, including cached_tokens and "
         "cache_creation_tokens (OpenAI/LiteLLM convention, as cube-harness).")
-    completion_tokens: int | None = Field(None, ge=0, description="Output tokens.")
-    total_tokens: int | None = Field(
+    completion_tokens: OptCount = Field(None, ge=0, description="Output tokens.")
+    total_tokens: OptCount = Field(
         None, ge=0, description="prompt + completion when not reported (as cube-harness)."
     )
-    cached_tokens: int | None = Field(None, ge=0, description="Input tokens read from cache.")
-    cache_creation_tokens: int | None = Field(
+    cached_tokens: OptCount = Field(None, ge=0, description="Input tokens read from cache.")
+    cache_creation_tokens: OptCount = Field(
         None, ge=0, description="Input tokens written to cache."
     )
-    reasoning_tokens: int | None = Field(None, ge=0, description="Extension; informational.")
-    total_cost_usd: float | None = Field(None, ge=0, description="None when unknown, not 0.")
+    reasoning_tokens: OptCount = Field(None, ge=0, description="Extension; informational.")
+    total_cost_usd: OptNumber = Field(None, ge=0, description="None when unknown, not 0.")
     cost_source: str | None = Field(
         None, pattern=r"^(reported|computed)(: .*)?$",
         description="Extension: who produced total_cost_usd: 'reported' (the harness) or "
         "'computed' from tokens, optionally followed by ': <price used and its date>'.",
     )
-    n_llm_calls: int | None = Field(None, ge=0)
+    n_llm_calls: OptCount = Field(None, ge=0)
     model: str | None = Field(
         None, description="Extension: model that consumed these tokens, used for pricing."
     )
@@ -173,7 +211,7 @@ class BenchmarkSubset(Record):
     """Which part of a benchmark was run; ``n_tasks`` is the completion denominator."""
 
     name: str
-    n_tasks: int = Field(ge=0)
+    n_tasks: Count = Field(ge=0)
     filter: str | None = None
 
 
@@ -219,7 +257,7 @@ class PublishedMetric(Record):
 
     source: str = Field(description="Who published it: inspect, eee, tau-bench, ...")
     metric: str = Field(description="Metric name as published: accuracy, stderr, mean ...")
-    value: float | None = Field(description="As published; None when it was not a number.")
+    value: OptNumber = Field(description="As published; None when it was not a number.")
     score: str | None = Field(
         None, description="The per-episode quantity it summarises: 'reward' or the name of "
         "a score in EpisodeRecord.scores; None when it matches none.")
@@ -227,11 +265,11 @@ class PublishedMetric(Record):
     reducer: str | None = Field(
         None, description="How a task's attempts were combined first (Inspect epochs "
         "reducer: mean, max, mode, pass_at_2 ...); None when not said.")
-    stderr: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    confidence: float | None = Field(None, gt=0, lt=1)
-    n: int | None = Field(None, ge=0, description="Samples (tasks) it was computed over.")
+    stderr: OptNumber = None
+    ci_low: OptNumber = None
+    ci_high: OptNumber = None
+    confidence: OptNumber = Field(None, gt=0, lt=1)
+    n: OptCount = Field(None, ge=0, description="Samples (tasks) it was computed over.")
     params: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -240,7 +278,7 @@ class ExperimentRecord(Record):
 
     experiment_id: str
     experiment_name: str
-    timestamp: float | None = None
+    timestamp: OptNumber = None
     framework_version: str = "unknown"
     framework_name: str | None = Field(None, description="Extension: the harness's name.")
     agent: AgentInfo
@@ -256,7 +294,7 @@ class ExperimentRecord(Record):
     )
     published_metrics: list[PublishedMetric] = Field(
         default_factory=list, description="Extension: the source's own reported numbers.")
-    format_version: int = Field(FORMAT_VERSION, ge=1, description="Record contract version.")
+    format_version: Count = Field(FORMAT_VERSION, ge=1, description="Record contract version.")
 
     @field_validator("format_version")
     @classmethod
@@ -319,13 +357,13 @@ class EpisodeRecord(Record):
     experiment_id: str
     task_id: str
     task_version_hash: str | None = None
-    seed: int | None = None
+    seed: OptCount = None
     split: str | None = None
     task_description: str | None = None
     tool_names: list[str] = Field(default_factory=list)
     success: bool | None = Field(
         None, description="reward > 0 (seed 002 invariant 5); None when reward is None.")
-    reward: float | None = Field(
+    reward: OptNumber = Field(
         description="Required key. None only when the outcome is unknown (e.g. speed "
         "measurements without test results), never as a stand-in for failure.")
     outcome_source: str | None = Field(
@@ -334,20 +372,20 @@ class EpisodeRecord(Record):
         "an outcome the harness did not report), 'judge' (the input arrived already "
         "judged, e.g. framework comparison results). None when the outcome is unknown.")
     error_type: str | None = None
-    n_steps: int | None = Field(None, ge=0)
-    n_agent_steps: int | None = Field(None, ge=0)
-    n_env_steps: int | None = Field(None, ge=0)
-    wall_time_s: float | None = Field(None, ge=0)
+    n_steps: OptCount = Field(None, ge=0)
+    n_agent_steps: OptCount = Field(None, ge=0)
+    n_env_steps: OptCount = Field(None, ge=0)
+    wall_time_s: OptNumber = Field(None, ge=0)
     usage: UsageSummary = Field(default_factory=UsageSummary)
     trajectory_id: str
-    timestamp: float | None = None
+    timestamp: OptNumber = None
     verifier: Verifier | None = None
     findings: Findings | None = None
     # --- extensions -------------------------------------------------------------
-    attempt: int | None = Field(None, ge=0, description="0-based repeat index of the task.")
+    attempt: OptCount = Field(None, ge=0, description="0-based repeat index of the task.")
     status: EpisodeStatus = "completed"
     error_message: str | None = None
-    scores: dict[str, float | None] = Field(
+    scores: dict[str, OptNumber] = Field(
         default_factory=dict, description="Named scores; None (or NaN on input) = missing."
     )
     input_text: str | None = None
@@ -358,7 +396,7 @@ class EpisodeRecord(Record):
     judge_usage: UsageSummary | None = None
     investigation_metadata: dict[str, Any] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
-    format_version: int = Field(FORMAT_VERSION, ge=1, description="Record contract version.")
+    format_version: Count = Field(FORMAT_VERSION, ge=1, description="Record contract version.")
 
     @field_validator("format_version")
     @classmethod
@@ -399,16 +437,6 @@ class EpisodeRecord(Record):
                              f"'judge:<model>', got {v!r}")
         return v
 
-    @field_validator("reward", mode="before")
-    @classmethod
-    def _reward_is_a_number(cls, v: Any) -> Any:
-        # A boolean is success's job and a string is not a number: pydantic would
-        # quietly read True and "0.5" as floats.
-        if isinstance(v, bool) or not isinstance(v, int | float | None):
-            raise ValueError(f"must be a JSON number or null, got {type(v).__name__} "
-                             f"{v!r:.40}")
-        return v
-
     @model_validator(mode="after")
     def _invariant_success(self) -> EpisodeRecord:
         if self.reward is None:
@@ -439,19 +467,19 @@ class Measurement(Record):
     function: str | None = None
     params: str | None = None
     unit: str | None = "seconds"
-    baseline_samples: list[float] | None = None
-    agent_samples: list[float] | None = None
-    oracle_samples: list[float] | None = None
-    baseline_time: float | None = None
-    agent_time: float | None = None
-    oracle_time: float | None = None
-    speedup_agent: float | None = None
-    speedup_oracle: float | None = None
-    advantage: float | None = None
+    baseline_samples: list[Number] | None = None
+    agent_samples: list[Number] | None = None
+    oracle_samples: list[Number] | None = None
+    baseline_time: OptNumber = None
+    agent_time: OptNumber = None
+    oracle_time: OptNumber = None
+    speedup_agent: OptNumber = None
+    speedup_oracle: OptNumber = None
+    advantage: OptNumber = None
     valid: bool | None = None
     fallback_to_baseline: bool = False
     extra: dict[str, Any] = Field(default_factory=dict)
-    format_version: int = Field(FORMAT_VERSION, ge=1, description="Record contract version.")
+    format_version: Count = Field(FORMAT_VERSION, ge=1, description="Record contract version.")
 
     @field_validator("format_version")
     @classmethod

@@ -34,7 +34,7 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import annotated_types
 from pydantic import BaseModel
@@ -121,18 +121,31 @@ class RecordSpec:
         return {f.name: f.record for f in self.fields if f.record is not None}
 
 
+def _plain(annotation: Any) -> Any:
+    """``annotation`` without the JSON-number check (:data:`models.NUMBER_CHECKS`, part of
+    what the JSON type says); any other ``Annotated`` metadata is not described here."""
+    if get_origin(annotation) is Annotated:
+        base, *meta = get_args(annotation)
+        if not all(m in models.NUMBER_CHECKS for m in meta):
+            raise TypeError(f"no JSON type for {annotation!r}")
+        return base
+    return annotation
+
+
 def _strip_none(annotation: Any) -> tuple[Any, bool]:
     """(the annotation without ``None``, whether ``None`` was part of it)."""
+    annotation = _plain(annotation)
     if get_origin(annotation) in (typing.Union, types.UnionType):
         args = [a for a in get_args(annotation) if a is not type(None)]
         nullable = len(args) < len(get_args(annotation))
         if len(args) != 1:
             raise TypeError(f"no JSON type for the union {annotation!r}")
-        return args[0], nullable
+        return _plain(args[0]), nullable
     return annotation, False
 
 
 def _json_type(annotation: Any) -> JsonType | None:
+    annotation = _plain(annotation)
     if annotation is Any:
         return None
     if annotation in _SCALAR_TYPES:
@@ -172,6 +185,8 @@ def _field(name: str, info: Any) -> FieldSpec:
             kw["exclusive_maximum"] = meta.lt
         elif getattr(meta, "pattern", None) is not None:
             kw["pattern"] = meta.pattern
+        elif meta in models.NUMBER_CHECKS:
+            continue  # the JSON number type itself (no boolean, no string)
         else:
             raise TypeError(f"{name}: constraint {meta!r} is not described by the spec")
     if not info.is_required():
