@@ -157,7 +157,7 @@ def submissions(work: Path, args: argparse.Namespace) -> dict:
     served_s = time.perf_counter() - t0
     rss = peak_rss_mb(proc.pid)
     with ea.Client(url, admin) as cl:
-        board = cl.leaderboard()
+        board = cl.leaderboard(fresh=True)  # every write committed before it
         n_submissions = len(cl.submissions()["rows"])
     stored = {r["agent"]: r["episodes"] for r in board["rows"]}
     exit_code = stop(proc)

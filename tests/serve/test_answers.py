@@ -119,10 +119,20 @@ def test_a_question_nobody_asked_lately_is_not_recomputed(store):
         kept.stop()
 
 
-def test_primed_question_is_computed_before_anyone_asks(answers, store):
+def test_primed_question_is_computed_once_and_kept_fresh_only_once_asked(answers, store):
     answers.prime("board", store.compute)
-    assert wait_for(lambda: answers.peek("board")[0] is not None)
-    assert answers.peek("board")[0].body == b"board at 0" and store.calls == [0]
+    assert wait_for(lambda: store.calls == [0])
+    store.version = 1
+    answers.written()  # nobody has read it: a write costs no computation
+    time.sleep(0.3)
+    assert store.calls == [0]
+    answer, current = answers.peek("board")  # the first reader: the start's answer
+    assert (answer.body, answer.version, current) == (b"board at 0", 0, 1)
+    assert wait_for(lambda: answers.peek("board")[0].version == 1)
+    store.version = 2
+    answers.written()  # asked now: recomputed after the write
+    assert wait_for(lambda: answers.peek("board")[0].version == 2)
+    assert store.calls == [0, 1, 2]
 
 
 def test_a_failed_computation_reaches_the_asker_and_keeps_nothing(answers, store):

@@ -74,6 +74,7 @@ class Answers:
         self._computes: dict[Hashable, Callable[[], bytes]] = {}
         self._asked: dict[Hashable, float] = {}
         self._key_locks: dict[Hashable, threading.Lock] = {}
+        self._primed: dict[Hashable, Callable[[], bytes]] = {}
         self._wake = threading.Event()
         self._stopping = False
         self._thread = threading.Thread(target=self._loop, name="evalatlas-answers",
@@ -106,15 +107,18 @@ class Answers:
         answer = self._compute(key, compute, at_least=current)
         with self._lock:
             self._computes[key] = compute
+            self._primed.pop(key, None)
             self._asked[key] = time.monotonic()
             self._evict()
         return answer, max(current, self._version())
 
     def prime(self, key: Hashable, compute: Callable[[], bytes]) -> None:
-        """Have the refresher compute ``key`` now (at start: the default leaderboard)."""
+        """Have the refresher compute ``key`` once now (at start: the default
+        leaderboard). It is recomputed after writes only once a reader has asked for it:
+        a server taking submissions that nobody reads spends nothing on answers."""
         with self._lock:
             self._computes[key] = compute
-            self._asked[key] = time.monotonic()
+            self._primed[key] = compute
         self._wake.set()
 
     def written(self) -> None:
@@ -152,12 +156,15 @@ class Answers:
                 table.pop(oldest, None)
 
     def _hot(self) -> list[tuple[Hashable, Callable[[], bytes]]]:
+        """Primed questions, then those asked within ``hot_seconds``, newest first."""
         now = time.monotonic()
         with self._lock:
             asked = sorted(((t, k) for k, t in self._asked.items()
                             if now - t <= self._hot_seconds and k in self._computes),
                            key=lambda p: p[0], reverse=True)
-            return [(k, self._computes[k]) for _, k in asked]
+            primed, self._primed = self._primed, {}
+            return [*primed.items(), *((k, self._computes[k]) for _, k in asked
+                                       if k not in primed)]
 
     def _loop(self) -> None:
         while True:
