@@ -24,7 +24,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def cli(db: Path, *args: str, check: bool = True, **kw: Any) -> subprocess.CompletedProcess:
+def cli(db: Path | str, *args: str, check: bool = True, **kw: Any
+        ) -> subprocess.CompletedProcess:
     """Run ``evalatlas --db DB ARGS`` and return the finished process."""
     proc = subprocess.run([EVALATLAS, "--db", str(db), *args], capture_output=True,
                           text=True, timeout=120, **kw)
@@ -33,7 +34,7 @@ def cli(db: Path, *args: str, check: bool = True, **kw: Any) -> subprocess.Compl
     return proc
 
 
-def add_token(db: Path, name: str, role: str) -> str:
+def add_token(db: Path | str, name: str, role: str) -> str:
     out = cli(db, "tokens", "add", name, "--role", role, "--format", "json").stdout
     return json.loads(out)["token"]
 
@@ -41,8 +42,11 @@ def add_token(db: Path, name: str, role: str) -> str:
 class Server:
     """``evalatlas serve`` on a free port; ``url``, ``log`` (the access log), ``stop()``."""
 
-    def __init__(self, db: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, db: Path, *args: str, env: dict[str, str] | None = None,
+                 location: str | None = None) -> None:
         self.db = db
+        self.location = location or str(db)
+        """What ``--db`` gets (a ``ducklake:`` location; ``db`` names the log files)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = db.with_name(db.name + f".{self.port}.access.log")
@@ -54,7 +58,7 @@ class Server:
     def start(self) -> None:
         self._err = self.stderr.open("ab")
         self.proc = subprocess.Popen(
-            [EVALATLAS, "--db", str(self.db), "serve", "--port", str(self.port),
+            [EVALATLAS, "--db", self.location, "serve", "--port", str(self.port),
              "--access-log", str(self.log), *self.args],
             stdout=subprocess.DEVNULL, stderr=self._err, env=self.env)
         deadline = time.monotonic() + 60

@@ -45,14 +45,15 @@ def serve_cmd(
     from evalatlas import serve
 
     if workers != 1:
-        fail("--workers: a .duckdb store is written by one process, so serve runs one "
-             "(it still answers requests concurrently: reads in threads, one writer); "
-             "more processes need a DuckLake store")
+        fail("--workers: serve runs one process, whose one writer commits submissions in "
+             "arrival order (it still answers requests concurrently: uploads and reads in "
+             "threads)")
     try:
         upload = serve.parse_size(max_upload_bytes, "--max-upload-bytes")
         unpacked = serve.parse_size(max_file_bytes, "--max-file-bytes")
         rate = serve.parse_rate(rate_limit)
-        err_console.print(f"evalatlas serve: {db_path(ctx) or 'the default store'} on "
+        shown = serve.store_name(db_path(ctx) or None)  # a lake's password redacted
+        err_console.print(f"evalatlas serve: {shown} on "
                           f"http://{host}:{port} (SIGTERM or Ctrl-C stops it)",
                           markup=False, highlight=False)
         serve.run_server(db_path(ctx), host=host, port=port, public_read=public_read,

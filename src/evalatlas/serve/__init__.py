@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .client import Client, ServerError
 
 __all__ = ["Client", "ServerError", "add_token", "parse_rate", "parse_size", "revoke_token",
-           "run_server", "token_rows"]
+           "run_server", "store_name", "token_rows"]
 
 
 def _require() -> None:
@@ -36,6 +36,14 @@ def _tokens(db: str | Path | None) -> Any:
     from evalatlas.store.tokens import TokenFile, tokens_path
 
     return TokenFile(tokens_path(resolve_db_path(db)))
+
+
+def store_name(db: str | Path | None) -> str:
+    """The store as evalatlas prints it: the file, or a lake's location with any
+    password redacted."""
+    from evalatlas.store.db import resolve_db_path
+
+    return str(resolve_db_path(db))
 
 
 def add_token(db: str | Path | None, name: str, role: str) -> str:
@@ -78,12 +86,14 @@ def run_server(db: str | Path | None, *, host: str = "127.0.0.1", port: int = 87
     """Serve store ``db`` until SIGTERM/SIGINT (drains, then returns). Needs
     ``evalatlas[serve]``."""
     _require()
-    from evalatlas.store.db import resolve_db_path
+    from evalatlas.store.db import resolve_db_path, resolve_location
 
     from .app import ServeConfig
     from .run import serve
 
-    config = ServeConfig(db=str(resolve_db_path(db)), public_read=public_read,
+    location = resolve_location(db)  # a lake's password stays in it (never printed)
+    config = ServeConfig(db=location if location.startswith("ducklake:")
+                         else str(resolve_db_path(db)), public_read=public_read,
                          max_upload_bytes=max_upload_bytes, max_file_bytes=max_file_bytes,
                          rate_limit=rate_limit, spool=str(spool) if spool else None,
                          access_log=str(access_log) if access_log else None)

@@ -38,7 +38,8 @@ log = logging.getLogger("evalatlas.serve")
 class ServeConfig:
     """What ``evalatlas serve`` was given."""
 
-    db: str
+    db: str = field(repr=False)
+    """The store's location as given (a lake's may hold a password: never printed)."""
     public_read: bool = False
     max_upload_bytes: int = GiB
     max_file_bytes: int = 4 * GiB
@@ -92,14 +93,21 @@ class ServeState:
             self.version += 1
         self.answers.written()
 
+    store_lock: threading.RLock | None = None
+    """On a lake: held by the writer's jobs and by every read, so that one query at a
+    time runs on the store's DuckDB instance (several connections of one instance
+    querying a PostgreSQL-backed DuckLake at once can invalidate it, duckdb-postgres
+    #577; docs/scale-out.md). Kept answers are served without it."""
+
     @contextlib.contextmanager
     def reader(self) -> Any:
         """A store view with its own cursor for this thread (reads the last commit)."""
-        view = (self.read_root or self.store).cursor_view()
-        try:
-            yield view
-        finally:
-            view.close()
+        with self.store_lock or contextlib.nullcontext():
+            view = (self.read_root or self.store).cursor_view()
+            try:
+                yield view
+            finally:
+                view.close()
 
 
 def error_body(error: str, detail: Any = None, **more: Any) -> dict[str, Any]:
@@ -143,13 +151,15 @@ def build_state(config: ServeConfig) -> ServeState:
         store.close()
         raise
     state_box: list[ServeState] = []
-    writer = Writer(on_commit=lambda: state_box[0].bump() if state_box else None)
+    store_lock = threading.RLock() if store.lake is not None else None
+    writer = Writer(on_commit=lambda: state_box[0].bump() if state_box else None,
+                    lock=store_lock)
     limiter = RateLimiter(*config.rate_limit) if config.rate_limit else None
     state = ServeState(config=config, store=store, tokens=tokens, spool=spool, writer=writer,
                        answers=Answers(lambda: state_box[0].version if state_box else 0),
                        metrics=Metrics(), access_log=AccessLog(config.access_log),
                        limiter=limiter,
-                       limits=_read_limits(config.max_file_bytes))
+                       limits=_read_limits(config.max_file_bytes), store_lock=store_lock)
     state.read_root = store.cursor_view()
     state_box.append(state)
     return state

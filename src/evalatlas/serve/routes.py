@@ -253,11 +253,27 @@ def leaderboard_compute(state: ServeState, groups: list[str],
 
     def compute() -> bytes:
         with state.reader() as view:
-            return dumps(_call(lambda: summary(
+            lake = _lake_read(view)
+            doc = _call(lambda: summary(
                 view, groups, experiment=experiment, benchmark=benchmark, agent=agent,
-                confidence=confidence, outcome=outcome, missing=missing)).to_dict())
+                confidence=confidence, outcome=outcome, missing=missing)).to_dict()
+        if lake is not None:  # as the CLI's JSON: "lake" right after "schema"
+            doc = {"schema": doc["schema"], "lake": lake,
+                   **{k: v for k, v in doc.items() if k != "schema"}}
+        return dumps(doc)
 
     return compute
+
+
+def _lake_read(view: Any) -> dict[str, Any] | None:
+    """On a lake, ``{"location", "snapshot"}`` of the snapshot about to be read (the CLI
+    names it in every JSON result; the server's reads hold the store lock, so no write of
+    its own lands in between), else None."""
+    if view.lake is None:
+        return None
+    from evalatlas.store.lake import current_snapshot
+
+    return {"location": view.lake.display, "snapshot": current_snapshot(view.con)}
 
 
 @router.get("/v1/leaderboard", summary="The summary envelope (evalatlas summary)",

@@ -168,7 +168,12 @@ async def receive_multipart(chunks: AsyncIterator[bytes], content_type: str, fol
 
 
 def default_spool_root(db: str) -> Path:
-    """``<store>.spool`` beside a store file; a temporary-folder spool otherwise."""
-    if ":" in str(db).split("/")[0] and not Path(db).exists():
+    """``<store>.spool`` beside a store file or a lake's catalog file; a
+    temporary-folder spool otherwise (a PostgreSQL catalog)."""
+    from evalatlas.store.lake_location import local_file
+
+    beside = local_file(str(db))
+    if beside is None or (":" in str(db).split("/")[0] and not str(db).startswith(
+            "ducklake:") and not Path(db).exists()):
         return Path(tempfile.gettempdir()) / f"evalatlas-spool-{os.getuid()}"
-    return Path(str(db) + ".spool")
+    return Path(str(beside) + ".spool")

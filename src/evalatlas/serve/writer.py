@@ -8,6 +8,7 @@ rollback) before the next starts; readers on other cursors see the last commit.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
@@ -20,9 +21,12 @@ _STOP = object()
 class Writer:
     """A queue of jobs run one at a time on a thread; :meth:`run` returns a future."""
 
-    def __init__(self, on_commit: Callable[[], None] | None = None) -> None:
+    def __init__(self, on_commit: Callable[[], None] | None = None,
+                 lock: threading.RLock | None = None) -> None:
         self._queue: queue.Queue[Any] = queue.Queue()
         self._on_commit = on_commit
+        self._store_lock = lock
+        """Held while a job runs (on a lake: readers wait for it, see ServeState)."""
         self._thread = threading.Thread(target=self._loop, name="evalatlas-writer",
                                         daemon=True)
         self._busy = 0
@@ -51,7 +55,9 @@ class Writer:
             try:
                 if fut.set_running_or_notify_cancel():
                     try:
-                        fut.set_result(job())
+                        with self._store_lock or contextlib.nullcontext():
+                            result = job()
+                        fut.set_result(result)
                     except BaseException as exc:
                         fut.set_exception(exc)
             finally:

@@ -434,6 +434,10 @@ class Store:
         view._schemas, view._column_types = {}, {}
         view.con = self.con.cursor()  # the instance's functions are the cursor's too
         view.con.execute("SET enable_progress_bar = false")
+        if self.lake is not None:  # the default catalog is a connection's own setting
+            from evalatlas.store.lake import ALIAS
+
+            view.con.execute(f"USE {ALIAS}")
         return view
 
     # -- reading --------------------------------------------------------------

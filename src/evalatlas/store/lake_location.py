@@ -119,3 +119,17 @@ class LakeLocation:
     def catalog_exists(self) -> bool | None:
         """Whether a file catalog exists (None for PostgreSQL: asked of the server)."""
         return Path(self.catalog).exists() if self.kind == "file" else None
+
+
+def local_file(location: str) -> Path | None:
+    """The local file a store location names: the DuckDB file itself, or a lake's
+    catalog file (``ducklake:<path>``); None for a PostgreSQL catalog (nothing local).
+    Sidecar files (``evalatlas serve``'s tokens and spool) live beside it."""
+    text = str(location)
+    if not text.startswith(PREFIX):
+        return Path(text)
+    try:
+        loc = LakeLocation.parse(text)
+    except ArgumentError:
+        return None
+    return Path(loc.catalog) if loc.kind == "file" else None

@@ -43,8 +43,10 @@ def source_prefix(submission_id: str) -> str:
 
 
 def ensure(store: Store) -> None:
-    """Create the submissions table if this store has none (a writable store)."""
-    store.con.execute(_DDL)
+    """Create the submissions table if this store has none (a writable store). On a
+    lake without its PRIMARY KEY (DuckLake has no keys): submission ids are random
+    UUIDs, written once by :func:`record`."""
+    store.con.execute(_DDL if store.lake is None else _DDL.replace(" PRIMARY KEY", ""))
 
 
 def _scalar(store: Store, sql: str, params: list[Any] | None = None) -> int:

@@ -43,16 +43,23 @@ CREATE TABLE IF NOT EXISTS tokens (
 
 def tokens_path(db: str | Path) -> Path:
     """The token file of store ``db``: ``$EVALATLAS_TOKENS`` if set, else the store
-    file's path plus ``.tokens`` (``runs.duckdb`` -> ``runs.duckdb.tokens``); a store
-    named by URL (``ducklake:...``) needs ``$EVALATLAS_TOKENS``."""
+    file's (or a lake's catalog file's) path plus ``.tokens`` (``runs.duckdb`` ->
+    ``runs.duckdb.tokens``, ``ducklake:atlas.ducklake`` -> ``atlas.ducklake.tokens``); a
+    lake with a PostgreSQL catalog needs ``$EVALATLAS_TOKENS``."""
+    from evalatlas.store.lake_location import local_file
+
     env = os.environ.get(ENV_TOKENS)
     if env:
         return Path(env)
     text = str(db)
-    if ":" in text.split("/")[0] and not Path(text).exists():
-        raise StoreError(f"store {text} is not a local file: set ${ENV_TOKENS} to the "
-                         "path of its token file")
-    return Path(text + ".tokens")
+    beside = local_file(text)
+    if beside is None or (":" in text.split("/")[0] and not text.startswith("ducklake:")
+                          and not Path(text).exists()):
+        from evalatlas.records.redact import redact_text
+
+        raise StoreError(f"store {redact_text(text)} is not a local file: set "
+                         f"${ENV_TOKENS} to the path of its token file")
+    return Path(str(beside) + ".tokens")
 
 
 def _now() -> str:
