@@ -6,6 +6,7 @@ transaction each, resubmission and delete."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from data import write_jsonl
@@ -69,3 +70,53 @@ def test_submit_resubmit_read_and_delete_on_a_lake(lake):
     board = rita.get("/v1/leaderboard", params={"fresh": True}).json()["rows"]
     assert "laker" not in {r["agent"] for r in board}
     assert sam.get(f"/v1/submissions/{sid}").status_code == 404
+
+
+def _pg_cluster_class():
+    """tests/store/conftest.py's throwaway PostgreSQL server (initdb on a free port)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "store" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_lake_pg_conftest", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_serve_on_a_postgres_lake_never_prints_its_password(tmp_path):
+    pg = _pg_cluster_class()
+    bindir = pg.postgres_bin()
+    if bindir is None:
+        if pg.in_ci():
+            pytest.fail("PostgreSQL binaries not found; CI installs postgresql (.ci/run)")
+        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) not found")
+    cluster = pg.PgCluster(bindir)
+    try:
+        location = f"ducklake:postgres:{cluster.create_database('served')} password=hunter2"
+        env = {"EVALATLAS_TOKENS": str(tmp_path / "lake.tokens"),
+               "EVALATLAS_DATA_PATH": str(tmp_path / "data")}
+        (tmp_path / "data").mkdir()
+        cli(location, "ingest", str(EXAMPLES), env={**os.environ, **env})
+        token = json.loads(cli(location, "tokens", "add", "pat", "--role", "submitter",
+                               "--format", "json", env={**os.environ, **env}
+                               ).stdout)["token"]
+        server = Server(tmp_path / "pg", "--rate-limit", "off", env=env, location=location)
+        try:
+            pat = server.client(token)
+            path = write_jsonl(tmp_path / "pg.jsonl", "pgagent", n_tasks=4, attempts=1)
+            got = pat.post("/v1/submissions", params={"name": "pg.jsonl"},
+                           content=path.read_bytes())
+            assert got.status_code == 201, got.text
+            board = pat.get("/v1/leaderboard", params={"fresh": True}).json()
+            assert {r["agent"]: r["episodes"] for r in board["rows"]}["pgagent"] == 4
+            assert "hunter2" not in json.dumps(board["lake"])
+            assert pat.delete(f"/v1/submissions/{got.json()['submission_id']}"
+                              ).status_code == 204
+        finally:
+            assert server.stop() == 0, server.stderr.read_text()
+        for text in (server.stderr.read_text(), server.log.read_text()):
+            assert "hunter2" not in text
+    finally:
+        cluster.close()
