@@ -271,9 +271,9 @@ def _lake_read(view: Any) -> dict[str, Any] | None:
     its own lands in between), else None."""
     if view.lake is None:
         return None
-    from evalatlas.store.lake import current_snapshot
+    from evalatlas.store.lake import newest_snapshot
 
-    return {"location": view.lake.display, "snapshot": current_snapshot(view.con)}
+    return {"location": view.lake.display, "snapshot": newest_snapshot(view)}
 
 
 @router.get("/v1/leaderboard", summary="The summary envelope (evalatlas summary)",

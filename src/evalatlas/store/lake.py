@@ -277,6 +277,12 @@ def current_snapshot(con: Any) -> int:
     return int(con.execute(f"SELECT max(snapshot_id) FROM {ALIAS}.snapshots()").fetchone()[0])
 
 
+def newest_snapshot(store: Any) -> int:
+    """The newest snapshot of a lake :class:`~evalatlas.store.db.Store` (or a view of
+    one): what its next read sees unless a commit lands first."""
+    return current_snapshot(store.con)
+
+
 def create_tables(con: LakeConnection) -> None:
     """The store's tables on a lake (one transaction, under the commit lock), when any
     is missing: idempotent, so many writers may open a new lake at once."""
