@@ -35,9 +35,9 @@ EVALATLAS = str(BIN / "evalatlas")
 
 def build_store(path: Path, agents: int, tasks: int, attempts: int) -> None:
     """Synthetic episodes; P(success) = sigmoid(ability - difficulty), deterministic."""
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
 
-    with Store(path) as store:
+    with StoreConnection(path) as store:
         con = store.con
         con.execute(f"""
             INSERT INTO experiments (experiment_id, experiment_name, agent_id, agent_name,

@@ -65,13 +65,13 @@ def build(n: int, data_dir: Path) -> Path:
         return db
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(SRC))
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
     from evalatlas.store.ingest import ingest_paths
     from synth import write_jsonl
 
     src = write_jsonl(data_dir / f"frame-{n}.jsonl", n)
     t0 = time.perf_counter()
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         rep = ingest_paths(store, [src])
     print(f"ingested {rep.episodes:,} episodes in {time.perf_counter() - t0:.1f} s",
           flush=True)

@@ -56,9 +56,12 @@ def compress(gib: float, zstd: bool) -> tuple[bytes, int]:
     return b"".join(parts), zipfile.ZIP_DEFLATED
 
 
-def build(path: Path, member: str, comp: bytes, method: int, declared: int = 2000) -> None:
-    """The sample log with ``member`` replaced by ``comp``; headers claim ``declared``."""
-    with zipfile.ZipFile(SAMPLE) as src:
+def build(path: Path, member: str, comp: bytes, method: int, declared: int = 2000,
+          sample: Path = SAMPLE) -> None:
+    """The ``sample`` log with ``member`` replaced by ``comp`` (compressed by ``method``:
+    zip's deflate, or 93, zstd) while its local and central headers claim ``declared``
+    bytes. ``tests/adapters/test_inspect.py`` builds its (smaller) bombs with it."""
+    with zipfile.ZipFile(sample) as src:
         members = [(i, src.read(i)) for i in src.infolist()]
     with zipfile.ZipFile(path, "w") as dst:
         for info, raw in members:

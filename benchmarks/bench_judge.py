@@ -36,7 +36,7 @@ from evalatlas.judge.client import JudgeClient, JudgeConfig  # noqa: E402
 from evalatlas.runner.engine import RunConfig, run_scenario  # noqa: E402
 from evalatlas.runner.examples.echo import NoopFramework  # noqa: E402
 from evalatlas.runner.loading import FrameworkHandle  # noqa: E402
-from evalatlas.store.db import Store  # noqa: E402
+from evalatlas.store.db import StoreConnection  # noqa: E402
 
 
 def _serve(queue: mp.Queue, stop: Any, delay: float) -> None:
@@ -95,7 +95,7 @@ def bench_runner(episodes: int, with_store: bool) -> float:
 
         async def go() -> float:
             if with_store:
-                with Store(root / "b.duckdb") as store:
+                with StoreConnection(root / "b.duckdb") as store:
                     s = await run_scenario(_scenario(episodes, root), handle, cfg, store=store)
             else:
                 s = await run_scenario(_scenario(episodes, root), handle, cfg)

@@ -29,16 +29,16 @@ from scipy.stats import norm
 from scipy.stats import t as t_dist
 
 from evalatlas.analysis.summary import outcome_rows
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.outcomes import task_outcome_counts
 
 N_AGENTS, N_TASKS, N_ATTEMPTS = 50, 2_000, 10
 KS = [2, 4, 5, 8, 10]
 
 
-def build_store(path: Path) -> Store:
+def build_store(path: Path) -> StoreConnection:
     """1M episodes; P(success) = sigmoid(ability - difficulty), deterministic hashes."""
-    store = Store(path)
+    store = StoreConnection(path)
     con = store.con
     con.execute(f"""
         INSERT INTO experiments (experiment_id, experiment_name, agent_id, agent_name,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import evalatlas.store.db as db_module
 import evalatlas.store.fast_jsonl.prepare as fast_module
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 
@@ -54,7 +54,7 @@ def ingest_seconds(src: Path, workdir: Path, *, fast: bool, redact: bool) -> flo
     store_path.unlink(missing_ok=True)
     try:
         t0 = time.perf_counter()
-        with Store(store_path) as store:
+        with StoreConnection(store_path) as store:
             ingest_paths(store, [src], fast=fast)
         return time.perf_counter() - t0
     finally:

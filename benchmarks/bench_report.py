@@ -31,45 +31,11 @@ from evalatlas.report.build import ReportOptions, build_report_data
 from evalatlas.report.html import render_html, script_json
 from evalatlas.report.runtime import wrapped_runtime
 from evalatlas.report.specs import all_views
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "report"))
-
-
-def build_store(path: Path, n_agents: int, n_tasks: int, n_attempts: int = 1) -> None:
-    with Store(path) as store:
-        con = store.con
-        con.execute(f"""
-            INSERT INTO experiments (experiment_id, experiment_name, agent_id, agent_name,
-                                     llm_model, benchmark_name, subset_n_tasks, labels,
-                                     extra, source_file)
-            SELECT printf('exp%04d', a), printf('exp%04d', a), printf('agent%04d', a),
-                   printf('agent-%03d-with-a-longish-name', a), 'model-x', 'synthetic',
-                   {n_tasks}, '{{}}', '{{}}', printf('runs/agent-%03d/results.jsonl', a)
-            FROM range({n_agents}) r(a)
-        """)
-        con.execute(f"""
-            INSERT INTO episodes (experiment_id, trajectory_id, task_id, attempt, success,
-                                  reward, status, error_type, error_message, total_tokens,
-                                  cost_usd, cost_source, wall_time_s, output_text)
-            SELECT printf('exp%04d', a), printf('t%05d_ep%d', t, k), printf('task-%05d', t),
-                   k, ok, CASE WHEN ok THEN 1.0 ELSE 0.0 END,
-                   CASE WHEN err THEN 'error' ELSE 'completed' END,
-                   CASE WHEN err THEN 'TimeoutError' END,
-                   CASE WHEN err THEN 'step limit reached after 600 s' END,
-                   1000 + hash(a, t, k, 1) % 90000, (1000 + hash(a, t, k, 1) % 90000) * 3e-6,
-                   'reported', 10 + hash(a, t, k, 2) % 900,
-                   'patched ' || printf('src/module_%d.py', t % 97) || ' and ran the tests'
-            FROM (
-              SELECT a, t, k, (hash(a, t, k, 3) % 1000) < 30 AS err,
-                     (hash(a, t, k) % 1000000) / 1e6
-                       < 1 / (1 + exp(-((a / {n_agents} * 3 - 1.5)
-                                        - ((hash(t) % 1000) / 1000.0 * 4 - 2)))) AS ok
-              FROM range({n_agents}) ra(a), range({n_tasks}) rt(t), range({n_attempts}) rk(k)
-            )
-        """)
-        con.execute("CHECKPOINT")
+from synthetic import build_store  # noqa: E402  (the stores the report's scale tests use)
 
 
 def _median(xs: list[float]) -> float:
@@ -80,7 +46,7 @@ def time_generation(db: Path, out: Path, repeats: int) -> tuple[list[float], lis
     """(report seconds, summary-baseline seconds) per repeat."""
     rep, base = [], []
     for _ in range(repeats):
-        with Store(db, read_only=True) as store:
+        with StoreConnection(db, read_only=True) as store:
             t0 = time.perf_counter()
             api.summary(store, "agent")
             base.append(time.perf_counter() - t0)

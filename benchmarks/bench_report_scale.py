@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_report import build_store  # noqa: E402
-from evalatlas.store.db import Store  # noqa: E402
+from evalatlas.store.db import StoreConnection  # noqa: E402
 
 EVALATLAS = str(Path(sys.executable).with_name("evalatlas"))
 
@@ -44,7 +44,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
 
 def long_names_store(path: Path) -> None:
     build_store(path, 5, 20)
-    with Store(path) as store:
+    with StoreConnection(path) as store:
         big = "x" * 1_000_000
         store.con.execute("UPDATE experiments SET agent_name = ? || 'agent' "
                           "WHERE agent_id = 'agent0000'", [big])

@@ -28,7 +28,7 @@ from evalatlas.analysis.speedups import summarise, task_payloads
 from evalatlas.metrics.speedup import speedups_from_sample_matrix, task_metrics
 from evalatlas.metrics.speedup_summary import agent_metrics_summary
 from evalatlas.stats.bootstrap import bootstrap_ci
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 from evalatlas.store.speedups import load_speedup_rows
 
@@ -120,7 +120,7 @@ def build_store(path: Path, run_dir: Path, data: dict) -> float:
     """Write the run directory and ingest it (adapter + validation + store); seconds."""
     write_run_dir(run_dir, data)
     t0 = time.perf_counter()
-    with Store(path) as store:
+    with StoreConnection(path) as store:
         report = ingest_paths(store, [run_dir])
     if report.rejected:
         raise RuntimeError(f"unexpected problems: {report.as_dict()}")
@@ -128,7 +128,7 @@ def build_store(path: Path, run_dir: Path, data: dict) -> float:
 
 
 def aggregate_from_store(path: Path) -> list[dict]:
-    with Store(path, read_only=True) as store:
+    with StoreConnection(path, read_only=True) as store:
         rows = load_speedup_rows(store)
     payloads = task_payloads(rows.episodes, rows.measurements, rows.bounds)
     return summarise(payloads, "agent", level=4)

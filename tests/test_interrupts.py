@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from evalatlas.safe_write import TEMP_SUFFIX
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 N = 60_000
@@ -55,7 +55,7 @@ def small_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def full_store(tmp_path_factory: pytest.TempPathFactory, runs: Path) -> Path:
     db = tmp_path_factory.mktemp("store") / "s.duckdb"
-    with Store(db) as s:
+    with StoreConnection(db) as s:
         ingest_paths(s, [runs])
     return db
 
@@ -92,7 +92,7 @@ def _interrupted(code: int, err: str, sig: int) -> None:
 def _consistent(db: Path) -> int:
     """Stored episodes of an ingest into an empty store, checked to be whole recorded
     batches."""
-    with Store(db, read_only=True) as s:
+    with StoreConnection(db, read_only=True) as s:
         stored = s.count("episodes")
         recorded = s.query("SELECT coalesce(sum(n_episodes), 0) AS n FROM ingest_batches")
     assert stored == int(recorded[0]["n"])
@@ -130,7 +130,7 @@ def test_ingest_interrupted_then_completed(tmp_path: Path, runs: Path, small_run
                            "ingest", str(source)], capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=600)
     assert done.returncode == 0, done.stderr
-    with Store(db, read_only=True) as st:  # every episode once (re-written ones replaced)
+    with StoreConnection(db, read_only=True) as st:  # every episode once (re-written ones replaced)
         assert st.query("SELECT count(*) AS n, count(DISTINCT trajectory_id) AS d "
                         "FROM episodes") == [{"n": n, "d": n}]
 

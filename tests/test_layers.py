@@ -324,7 +324,7 @@ store's queries write them)."""
 CONNECTION_CALLS = {"execute", "executemany", "sql", "query", "query_arrays", "register",
                     "unregister", "fetchall", "fetchone", "fetchmany", "fetchnumpy",
                     "fetch_arrow_table", "fetch_df"}
-"""Methods of a DuckDB connection or of :class:`evalatlas.store.db.Store` that run SQL
+"""Methods of a DuckDB connection or of :class:`evalatlas.store.db.StoreConnection` that run SQL
 or read its results."""
 
 

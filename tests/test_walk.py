@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 from evalatlas.walk import TreeWalk, walk_files
 
@@ -91,7 +91,7 @@ def test_explicit_symlinked_root_is_followed(tmp_path: Path) -> None:
 def test_ingest_of_a_hostile_tree_stores_the_good_and_names_the_skipped(
     hostile_tree: Path, tmp_path: Path
 ) -> None:
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         report = ingest_paths(store, [hostile_tree])
         ids = {r["trajectory_id"] for r in store.query("SELECT trajectory_id FROM episodes")}
     assert ids == {"a1", "a2", "b1"}  # nothing from outside, nothing twice
@@ -107,7 +107,7 @@ def test_ingest_of_a_hostile_tree_stores_the_good_and_names_the_skipped(
 def test_explicit_fifo_is_a_problem_not_a_hang(tmp_path: Path) -> None:
     _jsonl(tmp_path / "ok.jsonl", "ok")
     os.mkfifo(tmp_path / "p.jsonl")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         report = ingest_paths(store, [tmp_path / "p.jsonl", tmp_path / "ok.jsonl"])
         assert store.count("episodes") == 1
     assert report.problems[0].reason.startswith("a FIFO (named pipe), not a regular file")

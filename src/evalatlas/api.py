@@ -114,7 +114,7 @@ BUNDLED_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios"
 """Scenarios shipped with evalatlas (``offline_qa`` ...), found by name."""
 
 
-class Store(_db.Store):
+class Store(_db.StoreConnection):
     """An evalatlas store (one DuckDB file, or ``":memory:"``). Use as a context manager.
 
     ``Store(None)`` opens ``$EVALATLAS_DB``, else ``./evalatlas.duckdb``.
@@ -434,20 +434,20 @@ def validate_eee(directory: str | Path) -> list[str]:
     return validate_export(directory)
 
 
-Data: TypeAlias = "_db.Store | str | os.PathLike[str] | pd.DataFrame"
+Data: TypeAlias = "_db.StoreConnection | str | os.PathLike[str] | pd.DataFrame"
 """What every analysis reads, its argument ``data``: a :class:`Store` (or
-:class:`evalatlas.store.db.Store`), a path to a store file (opened read-only; it must
+:class:`evalatlas.store.db.StoreConnection`), a path to a store file (opened read-only; it must
 exist), or a pandas DataFrame of episodes. There is no default: the API opens no store it
 was not given."""
 
 
 @contextmanager
-def _store_of(data: Data) -> Iterator[_db.Store]:
-    if isinstance(data, _db.Store):
+def _store_of(data: Data) -> Iterator[_db.StoreConnection]:
+    if isinstance(data, _db.StoreConnection):
         yield data
         return
     if isinstance(data, str | os.PathLike) and str(data).strip():
-        with _db.Store(os.fspath(data), read_only=True) as store:
+        with _db.StoreConnection(os.fspath(data), read_only=True) as store:
             yield store
         return
     if hasattr(data, "columns") and hasattr(data, "iloc"):
@@ -626,7 +626,7 @@ def speedup_detail(
 
 
 async def judge_episodes(
-    store: _db.Store, judge: Any, *, experiment: str | Sequence[str] | None = None,
+    store: _db.StoreConnection, judge: Any, *, experiment: str | Sequence[str] | None = None,
     rejudge: bool = False, limit: int | None = None, docs: dict[str, str] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, int]:
@@ -654,7 +654,7 @@ async def judge_episodes(
 
 
 async def investigate(
-    store: _db.Store, client: JudgeClient, *, only: str = "failed",
+    store: _db.StoreConnection, client: JudgeClient, *, only: str = "failed",
     agent: str | Sequence[str] | None = None, benchmark: str | Sequence[str] | None = None,
     sample: int | None = None, seed: int = 0, budget_usd: float | None = None,
     reinvestigate: bool = False, max_input_tokens: int = 6000,
@@ -745,7 +745,7 @@ def load_framework(spec: str) -> FrameworkHandle:
 
 async def run(
     scenario: str | Path | Scenario, framework: str | FrameworkHandle, *,
-    store: _db.Store | None = None, judge: JudgeClient | None = None,
+    store: _db.StoreConnection | None = None, judge: JudgeClient | None = None,
     mode: str = "baseline", runs: int = 1, query_timeout_s: float = 120.0,
     concurrency: int = 1, output_dir: str | Path = "runs", skip_code_quality: bool = False,
     skip_code_review: bool = False,

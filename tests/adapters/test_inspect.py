@@ -344,7 +344,6 @@ def test_duplicate_member_is_flagged_not_last_one_wins(tmp_path, member):
 def _bomb(tmp_path: Path, member: str, inflated: int, declared: int, zstd: bool) -> Path:
     """A copy of the sample log whose ``member`` inflates to ``inflated`` bytes while
     its zip headers declare ``declared`` (the local and central headers patched)."""
-    import struct
     import zlib
     payload = b" " * inflated
     if zstd:
@@ -353,30 +352,10 @@ def _bomb(tmp_path: Path, member: str, inflated: int, declared: int, zstd: bool)
     else:
         c = zlib.compressobj(9, zlib.DEFLATED, -15)
         comp, method = c.compress(payload) + c.flush(), zipfile.ZIP_DEFLATED
+    from bench_inspect_bomb import build  # benchmarks/: the one zip-header patcher
+
     path = tmp_path / "bomb.eval"
-    with zipfile.ZipFile(path, "w") as dst:
-        for info, raw in _members(READ_SAMPLE):
-            if info.filename != member:
-                dst.writestr(info, raw)
-        dst.writestr(member, b"{}", zipfile.ZIP_STORED)  # placeholder, patched below
-    data = bytearray(path.read_bytes())
-    name = member.encode()
-    local = next(i for i in range(len(data)) if data[i:i + 4] == b"PK\x03\x04"
-                 and data[i + 30:i + 30 + len(name)] == name)
-    central = next(i for i in range(len(data)) if data[i:i + 4] == b"PK\x01\x02"
-                   and data[i + 46:i + 46 + len(name)] == name)
-    start = local + 30 + len(name)
-    head, tail = data[:start], data[start + 2:]  # drop the 2-byte placeholder
-    delta = len(comp) - 2
-    struct.pack_into("<HIII", head, local + 8, method, 0, len(comp), declared)
-    central += delta
-    out = head + comp + tail
-    struct.pack_into("<H", out, central + 10, method)
-    struct.pack_into("<II", out, central + 20, len(comp), declared)
-    eocd = out.rfind(b"PK\x05\x06")
-    cd_offset = struct.unpack_from("<I", out, eocd + 16)[0]
-    struct.pack_into("<I", out, eocd + 16, cd_offset + delta)
-    path.write_bytes(bytes(out))
+    build(path, member, comp, method, declared, sample=READ_SAMPLE)
     return path
 
 

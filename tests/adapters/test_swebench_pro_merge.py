@@ -14,7 +14,7 @@ from evalatlas.adapters.registry import detect
 from evalatlas.adapters.swebench_pro import SAME_RUN_MIN_INSTANCES, read_pro_folder
 from evalatlas.api import summary
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
@@ -49,20 +49,20 @@ def _raw_runs() -> dict[tuple[str, str], dict[str, bool]]:
 @pytest.fixture(scope="module")
 def pro_store(tmp_path_factory: pytest.TempPathFactory):
     path = tmp_path_factory.mktemp("pro") / "s.duckdb"
-    with Store(path) as store:
+    with StoreConnection(path) as store:
         report = ingest_paths(store, [PRO])
         assert report.rejected == 0 and report.sources == 1
         yield store
 
 
-def _experiments(store: Store) -> dict[str, dict]:
+def _experiments(store: StoreConnection) -> dict[str, dict]:
     rows = store.query("SELECT experiment_id, experiment_name, llm_model, labels, extra "
                        "FROM experiments")
     return {r["experiment_name"]: {**r, "labels": json.loads(r["labels"]),
                                    "extra": json.loads(r["extra"])} for r in rows}
 
 
-def test_one_experiment_per_distinct_run(pro_store: Store) -> None:
+def test_one_experiment_per_distinct_run(pro_store: StoreConnection) -> None:
     raw = _raw_runs()
     distinct = {frozenset(v.items()) for v in raw.values()}
     assert (len(raw), len(distinct)) == (23, 16)
@@ -76,7 +76,7 @@ def test_one_experiment_per_distinct_run(pro_store: Store) -> None:
     assert detect(PRO / "gpt-4o-paper").name == "swebench"
 
 
-def test_no_unknown_model(pro_store: Store) -> None:
+def test_no_unknown_model(pro_store: StoreConnection) -> None:
     exps = _experiments(pro_store)
     assert all(e["llm_model"] for e in exps.values()), exps
     rows = summary(pro_store, "model").rows
@@ -85,7 +85,7 @@ def test_no_unknown_model(pro_store: Store) -> None:
     assert sum(r["experiments"] for r in rows) == 16
 
 
-def test_both_original_labels_are_kept(pro_store: Store) -> None:
+def test_both_original_labels_are_kept(pro_store: StoreConnection) -> None:
     exps = _experiments(pro_store)
     merged = {e["extra"]["source_labels"]["agent_runs_data.csv"]:
               e["extra"]["source_labels"]["eval_results.json"]
@@ -104,7 +104,7 @@ def test_both_original_labels_are_kept(pro_store: Store) -> None:
     assert "source_labels" not in exps["claude-opus-4-1-paper"]["extra"]
 
 
-def test_label_disagreements_are_decided_by_the_data_and_shown(pro_store: Store) -> None:
+def test_label_disagreements_are_decided_by_the_data_and_shown(pro_store: StoreConnection) -> None:
     exps = _experiments(pro_store)
     # same run, two models named: the outcomes correlate with the other Opus 4.1 run
     opus = exps["Claude Opus 4.1 - paper"]
@@ -129,7 +129,7 @@ def test_label_disagreements_are_decided_by_the_data_and_shown(pro_store: Store)
         "gpt-4o-paper"]).notes)
 
 
-def test_numbers_match_the_per_instance_data(pro_store: Store) -> None:
+def test_numbers_match_the_per_instance_data(pro_store: StoreConnection) -> None:
     raw = _raw_runs()
     by_name = {r["experiment"]: r for r in summary(pro_store, "experiment").rows}
     stored = {r["experiment_name"]: (r["n"], r["resolved"]) for r in pro_store.query(
@@ -154,7 +154,7 @@ def test_numbers_match_the_per_instance_data(pro_store: Store) -> None:
     assert row == {"n": 728, "turns": 728, "ids": 728}
 
 
-def _snapshot(store: Store) -> tuple:
+def _snapshot(store: StoreConnection) -> tuple:
     exps = store.query("SELECT experiment_id, experiment_name, llm_model, labels, extra "
                        "FROM experiments ORDER BY experiment_id")
     eps = store.query("SELECT experiment_id, trajectory_id, task_id, reward, n_agent_steps, "
@@ -163,7 +163,7 @@ def _snapshot(store: Store) -> tuple:
 
 
 def test_reingest_is_idempotent(tmp_path: Path) -> None:
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [PRO])
         first = _snapshot(store)
         ingest_paths(store, [PRO])
@@ -245,7 +245,8 @@ def test_folder_with_other_inputs_is_read_source_by_source(tmp_path: Path) -> No
     assert detect(root) is None
 
 
-def test_runs_with_more_instances_than_the_public_set_are_flagged(pro_store: Store) -> None:
+def test_runs_with_more_instances_than_the_public_set_are_flagged(
+        pro_store: StoreConnection) -> None:
     """claude-opus-4-1-paper (891) and gemini-2-5-pro-preview-paper (955) hold 228 and 236
     ids outside the 730 public instances the CSV covers (PROVENANCE): more tasks than the
     names table's 731, so summary says so instead of showing full coverage."""

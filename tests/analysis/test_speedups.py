@@ -9,12 +9,12 @@ import pytest
 
 from evalatlas.analysis.speedups import run_totals, summarise
 from evalatlas.analysis.speedups import task_payloads as _payloads
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 from evalatlas.store.speedups import benchmark_detail, load_speedup_rows
 
 
-def task_payloads(store: Store, **filters: list[str]) -> list[dict]:
+def task_payloads(store: StoreConnection, **filters: list[str]) -> list[dict]:
     rows = load_speedup_rows(store, **filters)
     return _payloads(rows.episodes, rows.measurements, rows.bounds)
 
@@ -29,19 +29,19 @@ ROWS = [  # agent, task, benchmark, agent/nop, oracle/nop
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def store(tmp_path: Path) -> StoreConnection:
     path = tmp_path / "website_data.csv"
     lines = ["id,level,agent_id,agent/nop,oracle/nop,task_id,benchmark_name,advantage"]
     lines += [f'{i},param-level,"{a}",{x},{y},{t},{n},' for i, (a, t, n, x, y)
               in enumerate(ROWS)]
     path.write_text("\n".join(lines) + "\n")
-    s = Store(tmp_path / "s.duckdb")
+    s = StoreConnection(tmp_path / "s.duckdb")
     rep = ingest_paths(s, [path])
     assert rep.episodes == 3 and rep.measurements == 6 and rep.rejected == 1
     return s
 
 
-def test_payloads_recompute_the_worked_example(store: Store) -> None:
+def test_payloads_recompute_the_worked_example(store: StoreConnection) -> None:
     ps = {(p["agent"], p["task_id"]): p for p in task_payloads(store)}
     w = ps[("a:m", "t1")]  # the reference's worked example
     assert w["agent_advantage_level4"] == pytest.approx(2.16017, abs=5e-6)
@@ -55,7 +55,7 @@ def test_payloads_recompute_the_worked_example(store: Store) -> None:
     store.close()
 
 
-def test_summaries_by_agent_and_task(store: Store) -> None:
+def test_summaries_by_agent_and_task(store: StoreConnection) -> None:
     ps = task_payloads(store)
     rows = {r["agent"]: r for r in summarise(ps, level=3)}
     a = rows["a:m"]
@@ -77,7 +77,7 @@ def test_summaries_by_agent_and_task(store: Store) -> None:
     store.close()
 
 
-def test_detail_filters(store: Store) -> None:
+def test_detail_filters(store: StoreConnection) -> None:
     rows = benchmark_detail(store, agent=["a:m"], task=["t2"])
     assert [(r["benchmark"], r["valid"]) for r in rows] == [("pkg.f", True), ("pkg.g", False)]
     assert "finite" in rows[1]["invalid_reason"]

@@ -11,13 +11,13 @@ import pytest
 from evalatlas.analysis.summary import outcome_rows
 from evalatlas.stats.intervals import wilson_interval
 from evalatlas.stats.standard_errors import clustered_standard_error
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 from evalatlas.store.outcomes import task_outcome_counts
 
 
-def outcome_summary(store: Store, by: str = "agent", *, experiment: list[str] | None = None,
-                    ks: list[int] | None = None) -> list[dict]:
+def outcome_summary(store: StoreConnection, by: str = "agent", *,
+                    experiment: list[str] | None = None, ks: list[int] | None = None) -> list[dict]:
     """Per-group outcome rows: the store's per-task counts through the analysis."""
     counts, labels = task_outcome_counts(store, by, experiment=experiment)
     return outcome_rows(counts, labels, by, ks=ks)
@@ -30,12 +30,12 @@ TB = FIXTURES / "terminal-bench"
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory):
     path = tmp_path_factory.mktemp("outcomes") / "s.duckdb"
-    with Store(path) as s:
+    with StoreConnection(path) as s:
         ingest_paths(s, [TB, FIXTURES / "swebench-pro" / "gpt-4o-paper"])
         yield s
 
 
-def test_harness_pass_at_k_and_accuracy(store: Store) -> None:
+def test_harness_pass_at_k_and_accuracy(store: StoreConnection) -> None:
     rows = {r["agent"]: r for r in outcome_summary(store)}
     for sub in ("20250902_orchestrator_claude-4-sonnet",
                 "20250902_orchestrator_qwen-3-coder-480B"):
@@ -51,7 +51,7 @@ def test_harness_pass_at_k_and_accuracy(store: Store) -> None:
             assert 0 <= v["ci_low"] <= v["value"] <= v["ci_high"] <= 1 and v["tasks"] == 80
 
 
-def test_intervals_are_the_stats_functions(store: Store) -> None:
+def test_intervals_are_the_stats_functions(store: StoreConnection) -> None:
     (row,) = [r for r in outcome_summary(store) if r["agent"] == "ob1-agent:ob1-sdk"]
     ep = store.query_arrays(
         "SELECT e.task_id, CAST(e.success AS DOUBLE) AS s FROM episodes e "
@@ -66,7 +66,7 @@ def test_intervals_are_the_stats_functions(store: Store) -> None:
     assert width > row["success_rate_ci_high"] - row["success_rate_ci_low"]
 
 
-def test_single_attempt_has_no_default_k_and_explicit_k_is_empty(store: Store) -> None:
+def test_single_attempt_has_no_default_k_and_explicit_k_is_empty(store: StoreConnection) -> None:
     (row,) = [r for r in outcome_summary(store, by="experiment")
               if r["experiment"] == "gpt-4o-paper"]
     assert (row["episodes"], row["successes"]) == (619, 36)
@@ -82,7 +82,7 @@ def test_single_attempt_has_no_default_k_and_explicit_k_is_empty(store: Store) -
 def test_pass_at_k_interval_stays_in_unit_range(tmp_path: Path) -> None:
     """pass@2 of 0.95 over 20 tasks: the CLT interval would end above 1 (1.007)."""
     examples = Path(__file__).resolve().parents[2] / "examples"
-    with Store(tmp_path / "s.duckdb") as s:
+    with StoreConnection(tmp_path / "s.duckdb") as s:
         ingest_paths(s, [examples])
         rows = {r["agent"]: r for r in outcome_summary(s)}
     p2 = rows["planner-sonnet"]["pass_at_k"]["2"]

@@ -46,7 +46,7 @@ def test_suspect_tasks_are_left_out_and_the_fit_is_the_fit_without_them(demo: Pa
     assert any("toy-013 (toybench)" in n for n in fitted.notes)
     # the same fit as on the episodes without the task
     with ea.open(demo, read_only=True) as s:
-        frame = atlas_store.episodes_frame(s)
+        frame = atlas_store.matrix_episodes(s)
     by_hand = atlas.fit(frame.filter(pc.not_equal(frame["task_id"], "toy-013")), seed=0)
     a = {r["agent"]: r["ability"] for r in fitted.agent_rows}
     b = {r["agent"]: r["ability"] for r in by_hand.agent_rows}

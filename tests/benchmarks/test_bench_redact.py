@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_redact.py"
 SECRET = "sk-ant-api03-" + "A" * 40
@@ -37,7 +37,7 @@ def test_the_baseline_does_not_redact_and_the_measured_run_does(
     seen = {}
     for redact in (False, True):
         assert bench.ingest_seconds(src, tmp_path, fast=fast, redact=redact) > 0
-        with Store(tmp_path / f"s-{fast}-{redact}.duckdb", read_only=True) as store:
+        with StoreConnection(tmp_path / f"s-{fast}-{redact}.duckdb", read_only=True) as store:
             seen[redact] = store.query("SELECT output_text FROM episodes "
                                        "WHERE trajectory_id = 'key'")[0]["output_text"]
             assert store.count("episodes") == 301

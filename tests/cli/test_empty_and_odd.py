@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalatlas.cli.main import app
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 runner = CliRunner()
@@ -50,7 +50,7 @@ def test_known_experiment_still_works(demo: Path) -> None:
 ])
 def test_every_command_on_an_empty_store_says_so(tmp_path: Path, args: list[str]) -> None:
     db = tmp_path / "empty.duckdb"
-    with Store(db):
+    with StoreConnection(db):
         pass  # exists, holds nothing
     args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
     res = runner.invoke(app, ["--db", str(db), *args])

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
 from verdict_check import assert_verdict_agrees
 
 from evalatlas.cli.main import app
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.queries import GROUPS, group_expr
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def _agents_per_group(db: Path, by: str) -> dict[Any, int]:
     """Distinct agents (summary's agent key) with a known outcome behind each displayed
     group value (no judge has run on these stores: outcomes are the harness's)."""
     _, _, disp = group_expr(by)
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         rows = store.query(f"SELECT {disp} AS g, count(DISTINCT {GROUPS['agent'][0]}) "
                            "FILTER (WHERE e.success IS NOT NULL) AS n FROM episodes e "
                            "LEFT JOIN experiments x USING (experiment_id) GROUP BY g")
@@ -147,7 +147,7 @@ def _selectors(db: Path, agents: list[str]) -> list[str]:
     """The given agents, else up to three experiment ids of the benchmark with most."""
     if agents:
         return agents[:3]
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         rows = store.query("SELECT benchmark_name AS b, list(experiment_id ORDER BY "
                            "experiment_id) AS ids FROM experiments WHERE experiment_id IN "
                            "(SELECT experiment_id FROM episodes) GROUP BY b "

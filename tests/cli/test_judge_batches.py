@@ -15,7 +15,7 @@ from fake_openai import FakeOpenAI, answer_verdict
 from evalatlas.cli.main import app
 from evalatlas.cli.run import make_judge
 from evalatlas.judge.episodes import judge_rows, select_unjudged
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def unjudged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return db
 
 
-def _judged(store: Store) -> int:
+def _judged(store: StoreConnection) -> int:
     return store.query("SELECT count(*) AS n FROM episodes WHERE TRY_CAST("
                        "scores->>'$.correctness' AS DOUBLE) IS NOT NULL")[0]["n"]
 
@@ -49,7 +49,7 @@ def test_batches_and_interruption(tmp_path: Path, unjudged: Path) -> None:
         async def go() -> None:
             judge = make_judge("jm", srv.base_url, tmp_path / "cache", 1)
             try:
-                with Store(unjudged) as store:
+                with StoreConnection(unjudged) as store:
                     rows = select_unjudged(store, None, False, None)
                     assert len(rows) == 6
                     await judge_rows(store, rows, judge, {}, flush_every=2, on_done=on_done)
@@ -58,7 +58,7 @@ def test_batches_and_interruption(tmp_path: Path, unjudged: Path) -> None:
 
         with pytest.raises(Stop):
             asyncio.run(go())
-    with Store(unjudged, read_only=True) as store:
+    with StoreConnection(unjudged, read_only=True) as store:
         # 4 flushed in two batches of 2; the 5th was flushed on the way out
         assert _judged(store) == 5
         batches = store.query("SELECT n_episodes FROM ingest_batches "

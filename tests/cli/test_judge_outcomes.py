@@ -25,7 +25,7 @@ from evalatlas.cli.main import app
 from evalatlas.judge.episodes import RUBRIC_HASH
 from evalatlas.records.evallog import record_json
 from evalatlas.records.models import EpisodeRecord
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -35,7 +35,7 @@ def _incorrect(_: dict[str, Any]) -> str:
 
 
 def _outcomes(db: Path) -> dict[str, tuple[Any, ...]]:
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         rows = store.query("SELECT experiment_id || '/' || trajectory_id AS k, "
                            "CAST(reward AS VARCHAR) AS r, success, outcome_source, "
                            "reward IS NULL AS unknown FROM episodes")
@@ -88,7 +88,7 @@ def test_incorrect_judge_leaves_every_harness_reward_identical(
     # the 4 outcome-less episodes took the judge's verdict, and say so
     judged = {k: v for k, v in after.items() if k not in harness}
     assert {v[:3] for v in judged.values()} == {("0.0", False, "judge:judge-a")}
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         row = store.query("SELECT scores, extra FROM episodes WHERE reward = 1.0 "
                           "AND status = 'completed' LIMIT 1")[0]
     scores, extra = json.loads(row["scores"]), json.loads(row["extra"])
@@ -106,7 +106,7 @@ def test_failed_judge_changes_nothing_and_usage_is_unknown(
         counts = _judge(db, srv, "judge-x", tmp_path / "c", "--limit", "2")
     assert counts["failed"] == 2 and counts["judged"] == 0
     assert _outcomes(db) == before
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         rows = store.query("SELECT scores, extra, judge_usage FROM episodes "
                            "WHERE json_extract(extra, '$.judges') IS NOT NULL")
     assert len(rows) == 2
@@ -126,7 +126,7 @@ def test_second_judge_adds_scores_and_edits_none(
     with FakeOpenAI(responder=lambda r: answer_verdict(5, 5, 5)) as srv:
         _judge(db, srv, "judge-b", tmp_path / "c")
     assert _outcomes(db) == first  # including the judge-a outcomes of the 4 unknowns
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         rows = [json.loads(r["scores"]) for r in store.query(
             "SELECT scores FROM episodes WHERE status = 'completed'")]
     assert all(s["judge.correctness"] == 1.0 for s in rows)  # the first judge's, kept

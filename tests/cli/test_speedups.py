@@ -15,7 +15,7 @@ from evalatlas.analysis.speedups import summarise
 from evalatlas.analysis.speedups import task_payloads as _payloads
 from evalatlas.cli.main import app
 from evalatlas.metrics.outcomes import pass_at_k_over_tasks
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 from evalatlas.store.speedups import load_speedup_rows
 
@@ -27,7 +27,7 @@ CSV = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "form
 runner = CliRunner()
 
 
-def task_payloads(store: Store, **filters: list[str]) -> list[dict]:
+def task_payloads(store: StoreConnection, **filters: list[str]) -> list[dict]:
     rows = load_speedup_rows(store, **filters)
     return _payloads(rows.episodes, rows.measurements, rows.bounds)
 
@@ -54,7 +54,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "prompt_tokens": 1000, "completion_tokens": 200}}}]))
     (run_dir / "run_metadata.json").write_text("{}")
     path = root / "s.duckdb"
-    with Store(path) as store:
+    with StoreConnection(path) as store:
         rep = ingest_paths(store, [CSV, run_dir])
     assert rep.episodes == 9 + 4 + 2 + 1
     return path
@@ -103,7 +103,7 @@ def test_by_agent(db: Path) -> None:
 
 
 def test_store_levels_equal_ingest_scores(db: Path) -> None:
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         payloads = task_payloads(store, agent=["terminus-2:claude"])
         scores = store.query(
             "SELECT e.task_id, TRY_CAST(e.scores->>'$.advantage_level2' AS DOUBLE) AS l2 "
@@ -143,7 +143,7 @@ def test_table_and_markdown_render(db: Path) -> None:
 
 
 def test_empty_store(tmp_path: Path) -> None:
-    with Store(tmp_path / "e.duckdb"):
+    with StoreConnection(tmp_path / "e.duckdb"):
         pass
     res = runner.invoke(app, ["--db", str(tmp_path / "e.duckdb"), "speedups"])
     assert res.exit_code == 2  # an empty store is an error that says how to fill it

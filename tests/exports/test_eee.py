@@ -24,7 +24,7 @@ from evalatlas.records.evallog import record_json
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.stats import mean_with_interval
 from evalatlas.stats.bounded import bounded_mean_interval
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -34,7 +34,7 @@ TS = "1800000000"
 def _export(tmp_path: Path, paths: list[Path], **kw: Any) -> tuple[Path, EeeExport]:
     out = tmp_path / "eee"
     tmp_path.mkdir(exist_ok=True)  # evalatlas creates no parent folders (safe_write)
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, paths)
         assert rep.rejected == 0
         result = export_eee(store, out, retrieved_timestamp=TS, **kw)
@@ -66,7 +66,7 @@ def test_examples_export_is_valid_and_matches_the_store(tmp_path: Path) -> None:
              for data, rows in tree.values()}
     assert set(logs) <= set(by_id)
     for exp_id, (data, rows) in by_id.items():
-        with Store(tmp_path / "s.duckdb", read_only=True) as store:
+        with StoreConnection(tmp_path / "s.duckdb", read_only=True) as store:
             eps = store.query("SELECT task_id, reward, trajectory_id, total_tokens, "
                               "wall_time_s FROM episodes WHERE experiment_id = ? "
                               "ORDER BY trajectory_id", [exp_id])
@@ -117,7 +117,7 @@ def test_export_is_deterministic(tmp_path: Path) -> None:
     for rel in files1:
         assert (out1 / rel).read_bytes() == (out2 / rel).read_bytes()
     # a re-export into the same folder replaces, never duplicates
-    with Store(tmp_path / "a" / "s.duckdb", read_only=True) as store:
+    with StoreConnection(tmp_path / "a" / "s.duckdb", read_only=True) as store:
         export_eee(store, out1, retrieved_timestamp=TS)
     assert sorted(p.relative_to(out1) for p in out1.rglob("*") if p.is_file()) == files1
 
@@ -188,7 +188,7 @@ def test_single_episode_has_no_interval_and_no_nan(tmp_path: Path) -> None:
 def test_experiment_filter(tmp_path: Path) -> None:
     out = tmp_path / "eee"
     tmp_path.mkdir(exist_ok=True)  # evalatlas creates no parent folders (safe_write)
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [EXAMPLES])
         result = export_eee(store, out, ["tiny-mini-toybench"], retrieved_timestamp=TS)
     assert [w.experiment_name for w in result.written] == ["tiny-mini-toybench"]

@@ -28,7 +28,7 @@ from evalatlas.judge.investigator import (
 from evalatlas.pricing import fill_missing_cost
 from evalatlas.records import EvalLog
 from evalatlas.records.models import EpisodeRecord, UsageSummary
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.export import iter_episodes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,7 +85,7 @@ def _cli(db: Path, srv: FakeOpenAI, *args: str, cache: Path | None = None) -> An
 
 
 def _outcomes(db: Path) -> list[tuple]:
-    with Store(db, read_only=True) as s:
+    with StoreConnection(db, read_only=True) as s:
         return [tuple(r.values()) for r in s.query(
             "SELECT trajectory_id, experiment_id, success, reward, status, outcome_source, "
             "cost_usd, prompt_tokens FROM episodes ORDER BY ALL")]
@@ -99,7 +99,7 @@ def _run(db: Path, srv: FakeOpenAI, **kw: Any) -> Any:
     async def go() -> Any:
         client = JudgeClient(JudgeConfig(**cfg), api_key="sk-test")  # type: ignore[arg-type]
         try:
-            with Store(db) as store:
+            with StoreConnection(db) as store:
                 return await ea.investigate(store, client, **kw)
         finally:
             await client.aclose()
@@ -127,7 +127,7 @@ def test_demo_run_fills_findings_for_every_failed_episode(demo: Path, tmp_path: 
     assert row["prompt_tokens"] == 1000 * n_requests
     assert row["cost_usd"] == pytest.approx(per_call * n_requests)
     assert _outcomes(demo) == before  # harness outcomes (and agent usage) untouched
-    with Store(demo, read_only=True) as s:
+    with StoreConnection(demo, read_only=True) as s:
         failed = s.query("SELECT trajectory_id, task_id, findings, judge_usage FROM episodes "
                          "WHERE success = false")
         assert len(failed) == 69
@@ -167,7 +167,7 @@ def test_only_all_agent_and_benchmark_filters(demo: Path) -> None:
     with FakeOpenAI(responder=scripted) as srv:
         res = _run(demo, srv, only="all", agent="planner-sonnet")
     assert res.rows[0]["selected"] == 60 and res.rows[0]["investigated"] == 60
-    with Store(demo, read_only=True) as s:
+    with StoreConnection(demo, read_only=True) as s:
         ok = s.query("SELECT findings FROM episodes WHERE success AND findings IS NOT NULL")
         assert len(ok) == 45
     # an unknown name is an error listing the closest (issue 21.5), not an empty run
@@ -294,7 +294,7 @@ def _tiny(tmp_path: Path, n: int = 3) -> Path:
 
 
 def _findings(db: Path) -> dict[str, Any]:
-    with Store(db, read_only=True) as s:
+    with StoreConnection(db, read_only=True) as s:
         return {r["trajectory_id"]: (json.loads(r["findings"]) if r["findings"] else None,
                                      json.loads(r["investigation_metadata"] or "null"))
                 for r in s.query("SELECT trajectory_id, findings, investigation_metadata "
@@ -349,7 +349,7 @@ def test_cli_exits_0_and_reports_failures_without_leaking_the_key(tmp_path: Path
     out = json.loads(r.stdout)
     assert out["rows"][0]["not_investigated"] == 2
     assert "sk-test-investigator" not in r.output
-    with Store(db, read_only=True) as s:
+    with StoreConnection(db, read_only=True) as s:
         dump = json.dumps(s.query("SELECT * FROM episodes"), default=str)
     assert "sk-test-investigator" not in dump
     assert "HTTP 401" in dump
@@ -420,7 +420,7 @@ def test_findings_round_trip_through_evallog_jsonl_and_parquet(demo: Path, tmp_p
                                                                 ) -> None:
     with FakeOpenAI(responder=scripted) as srv:
         _run(demo, srv, agent="react-gpt-4o")
-    with Store(demo, read_only=True) as s:
+    with StoreConnection(demo, read_only=True) as s:
         eps = list(iter_episodes(s))
         exps = s.query("SELECT experiment_id, investigator_llm_config FROM experiments "
                        "WHERE agent_name = 'react-gpt-4o'")

@@ -21,7 +21,7 @@ from fake_openai import RAW_BODIES, FakeOpenAI
 from evalatlas.cli.main import app
 from evalatlas.judge.answer import judge_answer
 from evalatlas.judge.client import JudgeClient, JudgeConfig
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 RUBRIC = (Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "scylla"
           / "test-001" / "expected" / "rubric.yaml")
@@ -103,7 +103,7 @@ def test_judge_command_survives_a_non_json_server(tmp_path: Path, body: str) -> 
     row = json.loads(r.stdout)["rows"][0]
     assert row["judged"] == 0 and row["failed"] == 2
     assert calls == 8  # 2 episodes x 4 attempts (the CLI's default budget)
-    with Store(tmp_path / "s.duckdb", read_only=True) as store:
+    with StoreConnection(tmp_path / "s.duckdb", read_only=True) as store:
         rows = store.query("SELECT reward, scores, extra FROM episodes")
     for stored in rows:
         assert stored["reward"] is None  # still unknown: no verdict, no invented outcome

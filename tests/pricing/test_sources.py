@@ -19,7 +19,7 @@ from evalatlas.pricing import PriceBook, cost_usd, fill_missing_cost, price_for
 from evalatlas.pricing.names import split_provider
 from evalatlas.records import EpisodeRecord, EvalLog
 from evalatlas.records.models import AgentInfo, BenchmarkSubset, ExperimentRecord, UsageSummary
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 JAN = datetime(2025, 1, 15, 12, tzinfo=UTC)
@@ -89,7 +89,7 @@ def _write_run(d: Path) -> Path:
 @pytest.mark.parametrize("fast", [True, False])
 def test_ingest_prices_each_episode_at_its_time(tmp_path: Path, fast: bool) -> None:
     run = _write_run(tmp_path / "run")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [run], fast=fast)
         assert rep.episodes == 4, rep
         rows = {r["task_id"]: r for r in store.query(

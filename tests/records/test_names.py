@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalatlas.records.names import benchmark_tasks, canonical_benchmark, model_from_label
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
@@ -47,7 +47,7 @@ def test_benchmark_table_and_user_extension(tmp_path: Path,
 
 
 def test_terminal_bench_is_one_benchmark_and_keeps_the_original(tmp_path: Path) -> None:
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [FIXTURES / "terminal-bench"])
         rows = store.query("SELECT benchmark_name, extra FROM experiments")
     assert {r["benchmark_name"] for r in rows} == {"terminal-bench-core"}
@@ -57,7 +57,7 @@ def test_terminal_bench_is_one_benchmark_and_keeps_the_original(tmp_path: Path) 
 
 
 def test_swebench_pro_runs_have_models(tmp_path: Path) -> None:
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [FIXTURES / "swebench-pro"])
         rows = store.query("SELECT experiment_name, llm_model, benchmark_name "
                            "FROM experiments")
@@ -69,7 +69,7 @@ def test_swebench_pro_runs_have_models(tmp_path: Path) -> None:
 
 
 def test_other_adapters_names(tmp_path: Path) -> None:
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [FIXTURES / "swebench-verified", FIXTURES / "tau-bench"])
         names = {r["benchmark_name"] for r in store.query(
             "SELECT DISTINCT benchmark_name FROM experiments")}

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 
 def build_store(path: Path, n_agents: int, n_tasks: int, *, benchmarks: int = 1,
                 attempts: int = 1, agent_prefix: str = "agent") -> None:
-    with Store(path) as store:
+    with StoreConnection(path) as store:
         con = store.con
         con.execute(f"""
             INSERT INTO experiments (experiment_id, experiment_name, agent_id, agent_name,

@@ -326,12 +326,12 @@ def test_cost_labels_do_not_overlap_and_task_ids_wrap(browser_context: Any,
     the tooltip); long task ids wrap on a phone instead of being cut."""
     from synthetic import build_store
 
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
 
     db = tmp_path / "c.duckdb"
     build_store(db, 25, 30)
     long_id = "django__django-11099-" + "with-a-long-suffix-" * 2 + "end"  # 62 characters
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         store.con.execute("UPDATE episodes SET task_id = ? WHERE task_id = 'task-00003'",
                           [long_id])
     html = tmp_path / "c.html"

@@ -11,7 +11,7 @@ from evalatlas.cli.main import app
 from evalatlas.report.build import build_report_data
 from evalatlas.report.decision import decision_summary
 from evalatlas.report.specs import all_views
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -21,7 +21,7 @@ def demo_data(tmp_path_factory: pytest.TempPathFactory) -> dict:
     db = tmp_path_factory.mktemp("decision") / "demo.duckdb"
     r = CliRunner().invoke(app, ["--db", str(db), "ingest", str(EXAMPLES)])
     assert r.exit_code == 0, r.output
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         return build_report_data(store)
 
 

@@ -177,13 +177,13 @@ def test_answers_escaped_and_truncated(tmp_path):
 
 def test_store_round_trip_gives_the_same_report(upstream_reports, tmp_path):
     from evalatlas.api import framework_data as load_framework_data
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
     from evalatlas.store.ingest import ingest_paths
 
     path = upstream_reports["multi_agent_coordination_capability"]
     files = write_results(path, tmp_path / "res")
     direct = _report(path, tmp_path / "direct")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, files)
         data = load_framework_data(store, scenario="multi_agent_coordination",
                                    mode="capability")

@@ -13,7 +13,7 @@ from evalatlas.report.build import TIED_NAMES, ReportOptions, build_report_data
 from evalatlas.report.document import report_of
 from evalatlas.report.names import FULL_NAME_LIMIT, NAME_LIMIT, display_name
 from evalatlas.report.specs import BOARD_ROWS, COST_POINTS, FOREST_ROWS, all_views
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 
 def _views(data: dict) -> dict[str, dict]:
@@ -24,7 +24,7 @@ def _views(data: dict) -> dict[str, dict]:
 def many_agents(tmp_path_factory: pytest.TempPathFactory) -> dict:
     db = tmp_path_factory.mktemp("many") / "many.duckdb"
     build_store(db, 1_200, 3)
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         return build_report_data(store, ReportOptions(max_heat_agents=100))
 
 
@@ -66,7 +66,7 @@ def test_ranks_equal_the_all_pairs_rule(tmp_path: Path) -> None:
     pair compared, so that only intervals decide)."""
     db = tmp_path / "r.duckdb"
     build_store(db, 150, 60)
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         data = build_report_data(store, ReportOptions(max_matrix_agents=1))
     board = data["sections"][0]["leaderboard"]
     expected = _brute_force_ranks(board)
@@ -77,7 +77,7 @@ def test_ranks_equal_the_all_pairs_rule(tmp_path: Path) -> None:
 def test_many_tasks_heatmap_binned_and_pairs_once(tmp_path: Path) -> None:
     db = tmp_path / "t.duckdb"
     build_store(db, 20, 3_000)
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         report = report_of(store, ReportOptions(max_cells=6_000))
     heat = report.data["sections"][0]["heatmap"]
     assert heat["binned"] and not heat["agents_binned"] and len(heat["tasks"]) == 300
@@ -90,12 +90,12 @@ def test_megabyte_names_are_stored_once_and_shortened(tmp_path: Path) -> None:
     db = tmp_path / "n.duckdb"
     build_store(db, 5, 20)
     big = "y" * 1_000_000
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         store.con.execute("UPDATE experiments SET agent_name = ? || 'agent' "
                           "WHERE agent_id = 'agent0000'", [big])
         store.con.execute("UPDATE episodes SET task_id = ? || 'task' "
                           "WHERE task_id = 'task-00000'", [big])
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         report = report_of(store)
     html = report.to_html()
     assert len(html.encode()) < 1.2 * 2**20  # the runtime is ~0.9 MB of it
@@ -112,14 +112,14 @@ def test_bidi_controls_are_shown_not_obeyed(tmp_path: Path) -> None:
     """An agent named "\\u202eo4-tpg" would read as "gpt-4o" (issue #28)."""
     db = tmp_path / "b.duckdb"
     build_store(db, 3, 10)
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         store.con.execute("UPDATE experiments SET agent_name = ? WHERE agent_id = "
                           "'agent0000'", ["\u202eo4-tpg"])
         store.con.execute("UPDATE experiments SET agent_name = ? WHERE agent_id = "
                           "'agent0001'", ["gpt-4o"])
         store.con.execute("UPDATE episodes SET task_id = ? WHERE task_id = 'task-00001'",
                           ["task\u2066\u202eevil\u2069"])
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         report = report_of(store)
     names = {b["name"] for b in report.data["sections"][0]["leaderboard"]}
     assert "\\u202eo4-tpg" in names and "gpt-4o" in names

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from evalatlas.cli.main import app
 from evalatlas.report.build import ReportOptions, build_report_data
 from evalatlas.report.specs import all_views, chart_rows, heatmap_rows, view_rows
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -26,7 +26,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def data(demo: Path) -> dict:
-    with Store(demo, read_only=True) as store:
+    with StoreConnection(demo, read_only=True) as store:
         return build_report_data(store)
 
 
@@ -121,7 +121,7 @@ def test_heatmap_cells_and_missing(data: dict) -> None:
 
 
 def test_heatmap_is_binned_above_the_cell_limit(demo: Path) -> None:
-    with Store(demo, read_only=True) as store:
+    with StoreConnection(demo, read_only=True) as store:
         data = build_report_data(store, ReportOptions(max_cells=30))
     heat = data["sections"][0]["heatmap"]
     assert heat["binned"] and len(heat["tasks"]) == 10  # 30 cells / 3 agents
@@ -131,7 +131,7 @@ def test_heatmap_is_binned_above_the_cell_limit(demo: Path) -> None:
 
 
 def test_drill_down_budget_and_truncation(demo: Path) -> None:
-    with Store(demo, read_only=True) as store:
+    with StoreConnection(demo, read_only=True) as store:
         data = build_report_data(store, ReportOptions(max_drill_episodes=20, text_limit=5))
     drill = data["sections"][0]["drill"]
     assert len(drill["tasks"]) == 2  # 9 episodes per task
@@ -147,7 +147,7 @@ def test_stored_atlas_fit_orders_the_heatmap(demo: Path, tmp_path: Path) -> None
     db.write_bytes(demo.read_bytes())
     r = CliRunner().invoke(app, ["--db", str(db), "atlas", "fit"])
     assert r.exit_code == 0, r.output
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         data = build_report_data(store)
     s = data["sections"][0]
     assert s["heatmap"]["ordered_by"] == "ATLAS ability and difficulty"
@@ -164,7 +164,7 @@ def test_no_pass_hat_k_for_a_group_of_several_agents(demo: Path) -> None:
     to compute its own, pooled over the agents)."""
     from evalatlas.report.specs import leaderboard_view
 
-    with Store(demo, read_only=True) as store:
+    with StoreConnection(demo, read_only=True) as store:
         data = build_report_data(store, ReportOptions(by="benchmark"))
     rows = leaderboard_view(data["sections"][0], 0.95)["rows"]
     assert rows and not any(k.startswith("pass_hat_") for r in rows for k in r)

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 from fake_openai import FakeOpenAI, answer_verdict, default_responder
 
 from evalatlas.cli.main import app
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 
 def responder(request: dict[str, Any]) -> str:
@@ -60,7 +60,7 @@ def test_run_judge_and_compare(tmp_path: Path) -> None:
                      "judge-m", "--judge-base-url", srv.base_url, *common)
         assert json.loads(again.stdout[again.stdout.index("{"):])["rows"][0]["resumed"] == 12
         assert len(srv.requests) == n_calls  # resume redoes nothing
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         rows = store.query(
             "SELECT x.agent_name, count(*) AS n, avg(TRY_CAST(e.scores->>'$.correctness' AS "
             "DOUBLE)) AS corr, avg(e.reward) AS reward, "
@@ -100,7 +100,7 @@ def test_offline_run_then_judge_command(tmp_path: Path) -> None:
     db = tmp_path / "o.duckdb"
     _run(runner, db, "run", "offline_qa", "--framework", "bm25", "--output-dir",
          str(tmp_path / "runs"), "--skip-code-quality")
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         before = store.query("SELECT count(*) AS n FROM episodes WHERE TRY_CAST("
                              "scores->>'$.correctness' AS DOUBLE) IS NULL")[0]["n"]
     assert before == 6
@@ -112,7 +112,7 @@ def test_offline_run_then_judge_command(tmp_path: Path) -> None:
     counts = json.loads(out.stdout[out.stdout.index("{"):])["rows"][0]
     assert counts["judged"] == 6 and counts["failed"] == 0
     assert "--- source: " in prompt  # --scenario gave the judge the source text
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         rows = store.query("SELECT reward, success, scores, extra FROM episodes")
     assert all(r["reward"] == 0.75 and r["success"] for r in rows)
     assert all("reward_missing" not in json.loads(r["extra"]) for r in rows)
@@ -141,7 +141,7 @@ def test_api_key_is_used_but_never_stored(tmp_path: Path,
     for f in tmp_path.rglob("*"):
         if f.is_file() and f.suffix in {".json", ".duckdb", ".wal"}:
             assert key.encode() not in f.read_bytes(), f
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         errs = store.query("SELECT extra->>'$.score_errors.correctness' AS e FROM episodes")
     failed = [r["e"] for r in errs if r["e"]]
     assert len(failed) == 1 and "HTTP 401" in failed[0] and key not in failed[0]

@@ -16,7 +16,7 @@ from evalatlas.runner.engine import RunConfig, finished_trajectories, run_scenar
 from evalatlas.runner.episodes import reward_from_correctness
 from evalatlas.runner.loading import FrameworkHandle, load_framework
 from evalatlas.runner.protocol import Answer, QueryContext
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 SCENARIO = Path(__file__).resolve().parents[2] / "src" / "evalatlas" / "data" / "scenarios" \
     / "offline_qa"
@@ -141,7 +141,7 @@ def test_interrupted_run_resumes(tmp_path: Path) -> None:
             if len(seen) == 3:
                 three.set()
 
-        with Store(db) as store:
+        with StoreConnection(db) as store:
             task = asyncio.ensure_future(run_scenario(_scenario(), _handle(first), cfg,
                                                       store=store, on_episode=on_episode))
             await asyncio.wait_for(three.wait(), 10)
@@ -153,10 +153,10 @@ def test_interrupted_run_resumes(tmp_path: Path) -> None:
     asyncio.run(interrupted())
     run_dir = next((tmp_path / "runs").iterdir())
     assert finished_trajectories(run_dir) == {"q1__run0", "q2__run0", "q3__run0"}
-    with Store(db, read_only=True) as store:  # recorded in the store as they finished
+    with StoreConnection(db, read_only=True) as store:  # recorded in the store as they finished
         assert store.count("episodes") == 3
     second = Counting()
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         s = asyncio.run(run_scenario(_scenario(), _handle(second), cfg, store=store))
         assert store.count("episodes") == 12
     assert second.calls == 9 and s.resumed == 3 and s.done == 9

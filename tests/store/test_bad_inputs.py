@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalatlas.errors import Problem
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 GOOD = {"experiment_id": "e1", "task_id": "t", "reward": 1.0}
@@ -74,14 +74,14 @@ def _only(problems: list[Problem], name: str) -> Problem:
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Problem], Store]:
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Problem], StoreConnection]:
     d = tmp_path_factory.mktemp("bad")
     for name, (content, _, _) in CASES.items():
         (d / name).write_bytes(content)
     (d / "directory.jsonl").mkdir()
     huge = rec(trajectory_id="huge", output_text="x" * (50 * 1024 * 1024))
     (d / "huge_line.jsonl").write_text(huge + "\n" + rec(trajectory_id="after") + "\n")
-    store = Store(d / "store.duckdb")
+    store = StoreConnection(d / "store.duckdb")
     paths = sorted(p for p in d.iterdir() if p.suffix == ".jsonl")
     report = ingest_paths(store, paths)
     report.max_problems = 1000
@@ -229,7 +229,7 @@ def _same_json(row: dict) -> dict:
 
 
 def _snapshot(db: Path, src: Path, fast: bool) -> tuple[list, list, object]:
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         rep = ingest_paths(store, [src], fast=fast, fast_min_bytes=0)
         eps = [_same_json(r) for r in store.query(
             "SELECT * EXCLUDE (ingest_batch, source_file) FROM episodes "
@@ -262,7 +262,7 @@ def test_clean_file_really_takes_the_fast_path(tmp_path: Path) -> None:
     clean = tmp_path / "clean.jsonl"
     clean.write_bytes(b"".join(_line(_ep(f"c{i}")) + b"\n" for i in range(50))
                       + _line(_EXPERIMENT) + b"\n")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [clean, src], fast=True, fast_min_bytes=0)
     # the mixed file (episodes + an experiment record) stays on the fast path
     assert rep.fast_path_files == 1 and rep.experiments == 1 and rep.episodes == 53

@@ -16,7 +16,7 @@ from evalatlas.records.models import EpisodeRecord
 from evalatlas.store import db as store_db
 from evalatlas.store import ingest as ingest_mod
 from evalatlas.store.columnar import arrow_table, batch_problems
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 from evalatlas.store.rows import _EPISODE_CELLS, _j, episode_row
 from evalatlas.store.schema import EPISODE_COLUMNS
@@ -77,7 +77,7 @@ class _Counting:
         return getattr(self.inner, name)
 
 
-def _dump(store: Store) -> dict[str, list[tuple]]:
+def _dump(store: StoreConnection) -> dict[str, list[tuple]]:
     out = {}
     for table, order in TABLES.items():
         described = [r[:2] for r in store.con.execute(f"DESCRIBE {table}").fetchall()
@@ -91,7 +91,7 @@ def _dump(store: Store) -> dict[str, list[tuple]]:
 
 
 def _ingest(db: Path, folder: Path) -> dict[str, list[tuple]]:
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         ingest_paths(store, [folder])
         return _dump(store)
 
@@ -134,7 +134,7 @@ def test_a_value_no_column_holds_fails_the_conversion_and_is_named() -> None:
     eps = [_episode(0), _episode(1, seed=2**63), _episode(2, error_message="bad \ud800"),
            _episode(3, tool_names=["ok", "\udc00"]), _episode(4, attempt=2**31)]
     cols = episode_columns(eps, ["f"] * len(eps), 1)
-    with Store(":memory:") as store:
+    with StoreConnection(":memory:") as store:
         assert arrow_table(store.arrow_schema("episodes", EPISODE_COLUMNS), cols) is None
         fine = episode_columns(eps[:1], ["f"], 1)
         table = arrow_table(store.arrow_schema("episodes", EPISODE_COLUMNS), fine)
@@ -166,7 +166,7 @@ def test_a_bad_row_in_a_big_batch_is_quarantined_with_its_line(
     recs[40]["output_text"] = "the key is sk-proj-CANARYabcdefghijklmnop1234"
     recs[41]["extra"] = {"api_key": "hunter2hunter2"}
     src = _jsonl(tmp_path / "eps.jsonl", recs)
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         report = ingest_paths(store, [src], fast=False)
         assert report.episodes == 599 and report.rejected == 1
         q = store.query("SELECT source_file, line, record, field, reason FROM quarantine")
@@ -189,7 +189,7 @@ def test_reingest_replaces_and_skips_as_before(tmp_path: Path,
     recs = [{"experiment_id": "e", "task_id": f"t{i}", "trajectory_id": f"t{i}",
              "reward": 0.0} for i in range(700)]
     src = _jsonl(tmp_path / "a.jsonl", recs)
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [src], fast=False)
         again = ingest_paths(store, [src], fast=False)
         assert again.unchanged == [str(src)] and store.count("episodes") == 700

@@ -14,7 +14,7 @@ from evalatlas.records.models import (
     UsageSummary,
 )
 from evalatlas.store.costs import unknown_price_models
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 
@@ -35,7 +35,7 @@ def test_unknown_price_models_lists_models_with_tokens_and_no_price(tmp_path: Pa
     _log("mystery", "mystery-1", tokens).save(tmp_path / "in" / "mystery")
     _log("unknown", "openai/zz-unknown", tokens).save(tmp_path / "in" / "unknown")
     _log("no-tokens", "mystery-2", UsageSummary()).save(tmp_path / "in" / "no-tokens")
-    with Store(":memory:") as store:
+    with StoreConnection(":memory:") as store:
         ingest_paths(store, [tmp_path / "in"])
         # gpt-5-mini was priced at ingest; mystery-2 has no tokens to price
         assert unknown_price_models(store) == ["mystery-1", "openai/zz-unknown"]
@@ -46,7 +46,7 @@ def test_ingest_fills_cost_and_store_lists_unknown_models(tmp_path: Path) -> Non
     tokens = UsageSummary(prompt_tokens=1500, completion_tokens=600)
     _log("known", "openai/gpt-5-mini", tokens).save(tmp_path / "in" / "known")
     _log("unknown", "mystery-model-9", tokens).save(tmp_path / "in" / "unknown")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [tmp_path / "in"])
         rows = store.query("SELECT experiment_id, cost_usd, cost_source FROM episodes "
                            "ORDER BY experiment_id, trajectory_id")
@@ -74,13 +74,13 @@ def test_pricing_is_passed_to_each_ingest_not_kept(tmp_path: Path) -> None:
     prices = tmp_path / "prices.toml"
     prices.write_text('[models."acme-private-7"]\ninput = 1.5\noutput = 4.0\n')
     costs = "SELECT cost_usd, cost_source FROM episodes ORDER BY trajectory_id"
-    with Store(":memory:") as store:
+    with StoreConnection(":memory:") as store:
         ingest_paths(store, [src], pricing=Pricing(PriceBook(prices)))
         rows = store.query(costs)
         assert [r["cost_usd"] for r in rows] == [pytest.approx(2 * 1.5 + 1 * 4.0)] * 2
         assert rows[0]["cost_source"].startswith(f"computed: file:{prices}")
         assert not hasattr(store, "unknown_model_cost")
-    with Store(":memory:") as store:
+    with StoreConnection(":memory:") as store:
         ingest_paths(store, [src], pricing=Pricing(unknown_model_cost="zero"))
         assert [(r["cost_usd"], r["cost_source"]) for r in store.query(costs)] == [
             (0.0, pricing.UNKNOWN_MODEL_ZERO)] * 2

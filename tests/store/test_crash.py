@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 N = 20_000
@@ -64,7 +64,7 @@ def test_sigkill_mid_ingest_keeps_whole_batches(tmp_path: Path, big_jsonl: Path)
     db = tmp_path / "s.duckdb"
     proc = _run(db, big_jsonl, "exact")
     _kill_after(proc, 3 * BATCH + 500)
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         n = store.count("episodes")
         committed = store.query("SELECT coalesce(sum(n_episodes), 0) AS n FROM ingest_batches")
         assert n == committed[0]["n"]
@@ -72,7 +72,7 @@ def test_sigkill_mid_ingest_keeps_whole_batches(tmp_path: Path, big_jsonl: Path)
     proc = _run(db, big_jsonl, "exact")
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0 and "done" in out
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         assert store.count("episodes") == N
         assert store.count("quarantine") == 0
         dup = store.query("SELECT count(*) - count(DISTINCT (experiment_id, trajectory_id)) "
@@ -87,11 +87,11 @@ def test_sigkill_during_fast_path_is_all_or_nothing(tmp_path: Path, big_jsonl: P
     proc.stdout.readline()  # the ingest has started
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         assert store.count("episodes") in (0, N)
     proc = _run(db, big_jsonl, "fast")
     proc.communicate(timeout=300)
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         assert store.count("episodes") == N
 
 
@@ -143,7 +143,7 @@ def test_sigkill_between_fast_chunks_keeps_whole_groups(
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     _kill_after(proc, sizes[0])
     left = list(Path(tempfile.gettempdir()).glob(f"evalatlas-chunk-{proc.pid}-*"))
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         n = store.count("episodes")
         batches = store.query("SELECT n_episodes FROM ingest_batches ORDER BY batch_id")
     assert n in prefixes and 0 < n < N
@@ -151,7 +151,7 @@ def test_sigkill_between_fast_chunks_keeps_whole_groups(
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "done" in out.stdout, out.stderr[-2000:]
     assert left and not any(d.exists() for d in left)  # the rerun removed its chunk files
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         assert store.count("episodes") == N
         dup = store.query("SELECT count(*) - count(DISTINCT (experiment_id, trajectory_id)) "
                           "AS d FROM episodes")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import evalatlas as ea
 from evalatlas.pricing.names import normalise_model_name
-from evalatlas.store.db import MODEL_KEY_SQL, Store
+from evalatlas.store.db import MODEL_KEY_SQL, StoreConnection
 
 # long spellings (> 12 bytes: DuckDB keeps such strings out of line, where duckdb 1.5.5's
 # Arrow UDFs read them after they were freed, duckdb/duckdb#20606)
@@ -23,7 +23,7 @@ def test_model_key_groups_every_spelling_once_with_intact_names():
         key = normalise_model_name(name) if name is not None else None
         want[key] = want.get(key, 0) + 1
     assert want["claude-sonnet-4-20250514"] == 2 * n // len(SPELLINGS)
-    with Store(":memory:") as store:
+    with StoreConnection(":memory:") as store:
         store.con.execute(
             "CREATE TEMP TABLE m AS SELECT list_extract(?, (i % ?)::INTEGER + 1) AS llm_model, "
             "i AS task FROM range(?) r(i)", [SPELLINGS, len(SPELLINGS), n])

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from evalatlas.cli.main import app
 from evalatlas.errors import StoreError
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 runner = CliRunner()
@@ -45,7 +45,7 @@ def _leave_free(disk: Path, free: int) -> Path:
 
 def _counts(db: Path) -> tuple[int, int]:
     """(episodes stored, episodes the batch records say were written)."""
-    with Store(db, read_only=True) as s:
+    with StoreConnection(db, read_only=True) as s:
         return (s.count("episodes"),
                 int(s.query("SELECT coalesce(sum(n_episodes), 0) AS n "
                             "FROM ingest_batches")[0]["n"]))
@@ -57,11 +57,11 @@ def test_a_full_disk_keeps_whole_batches_and_a_rerun_completes(
     disk = small_tmpfs("64m")
     db = disk / "s.duckdb"
     first = _runs(tmp_path / "first.jsonl", 50)
-    with Store(db) as s:
+    with StoreConnection(db) as s:
         ingest_paths(s, [first], fast=False)
     filler = _leave_free(disk, 1 << 20)  # a few batches fit, not all
     big = _runs(tmp_path / "big.jsonl", 40_000, start=50)
-    with Store(db) as s, pytest.raises(StoreError) as info:
+    with StoreConnection(db) as s, pytest.raises(StoreError) as info:
         ingest_paths(s, [big], fast=fast, fast_min_bytes=0, batch_size=4000)
     msg = str(info.value)
     assert msg.startswith(f"no space left on the device holding {disk} (writing the "
@@ -71,7 +71,7 @@ def test_a_full_disk_keeps_whole_batches_and_a_rerun_completes(
     assert stored == recorded  # every stored episode belongs to a whole, recorded batch
     assert stored >= 50 and stored < 40_050
     filler.unlink()  # room again: the same command completes the work
-    with Store(db) as s:
+    with StoreConnection(db) as s:
         report = ingest_paths(s, [big], fast=fast, fast_min_bytes=0, batch_size=4000)
     assert report.rejected == 0
     assert _counts(db) == (40_050, 40_050)
@@ -101,7 +101,7 @@ def test_a_full_tmpdir_sends_the_fast_path_to_the_exact_one(
             pass
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     runs = _runs(tmp_path / "runs.jsonl", 3000)
-    with Store(tmp_path / "s.duckdb") as s:
+    with StoreConnection(tmp_path / "s.duckdb") as s:
         report = ingest_paths(s, [runs], fast=True, fast_min_bytes=0)
         assert s.count("episodes") == 3000
     assert report.episodes == 3000 and report.rejected == 0

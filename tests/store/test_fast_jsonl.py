@@ -11,7 +11,7 @@ import pytest
 
 from evalatlas.pricing import fill_missing_cost
 from evalatlas.records import UsageSummary
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.export import iter_episodes
 from evalatlas.store.ingest import ingest_paths
 
@@ -56,7 +56,7 @@ def data(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _stored(db: Path, exps: Path, episodes: Path, fast: bool) -> list:
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         ingest_paths(store, [exps], fast=False)
         rep = ingest_paths(store, [episodes], fast=fast)
         assert rep.fast_path_files == (1 if fast else 0), rep.fast_path_declined
@@ -75,7 +75,7 @@ def test_fast_and_exact_paths_store_the_same_records(tmp_path: Path, data) -> No
 
 def test_vectorised_cost_fill_equals_fill_missing_cost(tmp_path: Path, data) -> None:
     episodes, exps = data
-    with Store(tmp_path / "f.duckdb") as store:
+    with StoreConnection(tmp_path / "f.duckdb") as store:
         ingest_paths(store, [exps], fast=False)
         ingest_paths(store, [episodes], fast=True)
         rows = store.query("SELECT prompt_tokens, completion_tokens, cached_tokens, "
@@ -92,7 +92,7 @@ def test_vectorised_cost_fill_equals_fill_missing_cost(tmp_path: Path, data) -> 
 
 def test_late_experiment_record_fills_model_and_cost(tmp_path: Path, data) -> None:
     episodes, exps = data
-    with Store(tmp_path / "f.duckdb") as store:
+    with StoreConnection(tmp_path / "f.duckdb") as store:
         ingest_paths(store, [episodes], fast=True)
         before = store.query("SELECT count(*) AS n FROM episodes WHERE llm_model IS NULL")[0]["n"]
         ingest_paths(store, [exps], fast=False)
@@ -119,7 +119,7 @@ def test_anything_unclean_goes_through_the_exact_path(
     recs = _records(20)
     mutate(recs[7])
     path = _write(tmp_path / "x.jsonl", recs)
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [path], fast=True)
         assert rep.fast_path_files == 0
         assert reason in rep.fast_path_declined[0]
@@ -133,7 +133,7 @@ def test_blank_line_and_duplicates_decline(tmp_path: Path) -> None:
     p = tmp_path / "b.jsonl"
     p.write_text(json.dumps(recs[0]) + "\n\n" + "".join(json.dumps(r) + "\n" for r in recs[1:]))
     d = _write(tmp_path / "d.jsonl", [*recs, recs[3]])
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [p, d], fast=True)
     assert rep.fast_path_files == 0
     assert "blank lines" in rep.fast_path_declined[0]
@@ -145,7 +145,7 @@ def test_fast_path_replaces_episodes_stored_before(tmp_path: Path) -> None:
     store already held episodes); a fresh store skips the delete and stores the same."""
     recs = _records(40)
     path = _write(tmp_path / "e.jsonl", recs)
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         first = ingest_paths(store, [path], fast=True)
         for r in recs[:10]:
             r["reward"], r["success"] = 1.0 - r["reward"], not r["success"]
@@ -162,7 +162,7 @@ def test_fast_path_restores_the_store_settings(tmp_path: Path, data) -> None:
     """The fast path lowers DuckDB's memory budget and raises the checkpoint threshold
     while it writes; both are the store's own again afterwards."""
     episodes, _ = data
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         def settings() -> list:
             return store.con.execute(
                 "SELECT current_setting('memory_limit'), "
@@ -204,7 +204,7 @@ def test_regular_ids_over_many_chunks_stay_on_the_fast_path(tmp_path: Path) -> N
                 "trajectory_id": f"task-{i // 50:05d}_c{(i // 10) % 5}ep{i % 10}",
                 "reward": float(i % 2), "success": bool(i % 2),
                 "extra": {"pad": "x" * 60}}) + "\n")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [path], fast=True, fast_min_bytes=0, chunk_bytes=4 << 20)
         assert store.count("episodes") == n
     assert rep.fast_path_files == 1, rep.fast_path_declined
@@ -231,7 +231,7 @@ def test_groups_of_chunks_write_whole_row_groups(tmp_path: Path) -> None:
     n = 2 * ROW_GROUP_LINES + 10
     path = _small_episodes(tmp_path / "e.jsonl", n)
     db = tmp_path / "s.duckdb"
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         rep = ingest_paths(store, [path], fast=True, chunk_bytes=4 << 20)
         batches = store.con.execute(
             "SELECT n_episodes FROM ingest_batches ORDER BY batch_id").fetchall()
@@ -261,7 +261,7 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
     real = commit.complete_batch
     calls = []
 
-    def failing(store: Store, batch_id: int, rows: list, pricing: Pricing) -> None:
+    def failing(store: StoreConnection, batch_id: int, rows: list, pricing: Pricing) -> None:
         calls.append(batch_id)
         if len(calls) == 2:
             raise duckdb.IOException("disk full (test)")
@@ -270,12 +270,12 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
     monkeypatch.setattr(commit, "complete_batch", failing)
     path = _small_episodes(tmp_path / "e.jsonl", 5000, prompt_tokens=100,
                            completion_tokens=10)
-    with Store(tmp_path / "fast.duckdb") as store:
+    with StoreConnection(tmp_path / "fast.duckdb") as store:
         rep = ingest_paths(store, [path], fast=True, chunk_bytes=40_000)
         fast = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
         sizes = [b["n_episodes"] for b in store.query(
             "SELECT n_episodes FROM ingest_batches ORDER BY batch_id")]
-    with Store(tmp_path / "exact.duckdb") as store:
+    with StoreConnection(tmp_path / "exact.duckdb") as store:
         ingest_paths(store, [path], fast=False)
         exact = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
     assert len(calls) >= 3  # groups after the failed one take the fast path again
@@ -328,10 +328,10 @@ def test_a_failed_check_before_a_group_sends_only_that_chunk_to_the_exact_path(
 
     monkeypatch.setattr(fast_jsonl.FastJsonl, "insert", failing)
     path = _small_episodes(tmp_path / "e.jsonl", 3000)
-    with Store(tmp_path / "fast.duckdb") as store:
+    with StoreConnection(tmp_path / "fast.duckdb") as store:
         rep = ingest_paths(store, [path], fast=True, chunk_bytes=40_000)
         fast = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
-    with Store(tmp_path / "exact.duckdb") as store:
+    with StoreConnection(tmp_path / "exact.duckdb") as store:
         ingest_paths(store, [path], fast=False)
         exact = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
     assert [d for d in rep.fast_path_declined if "no memory (test)" in d] == [

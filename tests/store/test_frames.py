@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import evalatlas as ea
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from measure import same  # benchmarks/measure.py, the benchmark's comparison too
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -59,7 +59,7 @@ FROM range(?) r(i);
 
 
 def synth_store(path: Path, n: int) -> Path:
-    with Store(path) as store:
+    with StoreConnection(path) as store:
         store.con.execute("BEGIN TRANSACTION")
         for sql in FILL.split(";"):
             if sql.strip():

@@ -11,24 +11,24 @@ import pytest
 from evalatlas.api import summary as _summary
 from evalatlas.records import EpisodeRecord, EvalLog
 from evalatlas.stats.intervals import wilson_interval
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.export import export_jsonl, export_parquet, iter_episodes
 from evalatlas.store.ingest import ingest_paths
 
 
-def summary(store: Store) -> list[dict]:
+def summary(store: StoreConnection) -> list[dict]:
     return _summary(store).rows
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def counts(store: Store) -> tuple[int, int, int]:
+def counts(store: StoreConnection) -> tuple[int, int, int]:
     return store.count("experiments"), store.count("episodes"), store.count("quarantine")
 
 
 def test_examples_ingest_and_idempotence(tmp_path: Path) -> None:
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [EXAMPLES])
         assert (rep.experiments, rep.episodes, rep.rejected) == (3, 180, 0)
         first = store.query("SELECT * FROM episodes ORDER BY experiment_id, trajectory_id")
@@ -46,7 +46,7 @@ def test_examples_ingest_and_idempotence(tmp_path: Path) -> None:
 
 def test_summary_numbers_match_the_records(tmp_path: Path) -> None:
     logs = [EvalLog.load(p) for p in sorted((EXAMPLES / "evallogs").iterdir())]
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [EXAMPLES])
         rows = {r["agent"]: r for r in summary(store)}
     for log in logs:
@@ -73,7 +73,7 @@ def test_retried_episode_replaces_the_earlier_one(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
     ep = {"experiment_id": "e1", "task_id": "t", "trajectory_id": "t_ep0", "reward": 0.0}
     src.write_text(json.dumps(ep) + "\n")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [src])
         src.write_text(json.dumps({**ep, "reward": 1.0}) + "\n")
         ingest_paths(store, [src])
@@ -89,7 +89,7 @@ def test_bad_records_quarantined_good_ones_kept(tmp_path: Path) -> None:
         json.dumps({**good, "trajectory_id": "b", "reward": "high"}),
         json.dumps({**good, "trajectory_id": "c"}),
     ]) + "\n")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [src])
         assert (rep.episodes, rep.rejected) == (2, 1)
         q = store.query("SELECT source_file, line, record, field, reason FROM quarantine")
@@ -105,14 +105,14 @@ def test_episodes_without_experiment_still_count(tmp_path: Path) -> None:
     src = tmp_path / "orphans.jsonl"
     src.write_text(json.dumps({"experiment_id": "nope", "task_id": "t", "trajectory_id": "x",
                                "reward": 1.0}) + "\n")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [src])
         rows = summary(store)
     assert rows[0]["agent"] == "(no experiment record)" and rows[0]["episodes"] == 1
 
 
 def test_export_jsonl_round_trip(tmp_path: Path) -> None:
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [EXAMPLES])
         stored = list(iter_episodes(store))
         n = export_jsonl(store, tmp_path / "out.jsonl")
@@ -130,7 +130,7 @@ def test_export_jsonl_round_trip(tmp_path: Path) -> None:
 
 
 def test_export_parquet(tmp_path: Path) -> None:
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [EXAMPLES])
         counts_ = export_parquet(store, tmp_path / "pq")
     assert counts_["episodes"] == 180
@@ -140,7 +140,7 @@ def test_export_parquet(tmp_path: Path) -> None:
 
 def test_cube_fixture_ingest(tmp_path: Path, fixtures: Path) -> None:
     xray = fixtures / "cube" / "xray"
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [xray])
         assert (rep.experiments, rep.episodes, rep.rejected) == (2, 3, 0)
         st = store.query("SELECT status, count(*) AS n FROM episodes GROUP BY 1 ORDER BY 1")
@@ -152,7 +152,7 @@ def test_unknown_outcomes_are_counted_apart(tmp_path: Path) -> None:
     rows = [{"experiment_id": "e1", "task_id": f"t{i}", "trajectory_id": f"t{i}",
              "reward": r} for i, r in enumerate([1.0, 0.0, None, None])]
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [src])
         (row,) = summary(store)
     assert row["episodes"] == 4 and row["outcome_unknown_episodes"] == 2
@@ -164,7 +164,7 @@ def test_unknown_outcomes_are_counted_apart(tmp_path: Path) -> None:
 def test_other_harnesses_jsonl_is_not_mistaken_for_records(tmp_path: Path,
                                                            fixtures: Path) -> None:
     (samples,) = (fixtures / "eee" / "lm_eval").glob("samples_*.jsonl")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [samples])
     assert rep.episodes == 0 and rep.rejected == 1
     assert rep.problems[0].reason == "unrecognised input format (no adapter claims this file)"
@@ -182,7 +182,7 @@ def test_compare_and_tiers_skip_unknown_outcomes(tmp_path: Path) -> None:
                    "reward": r} for i, r in enumerate(outcomes)]
     src = tmp_path / "x.jsonl"
     src.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [src])
         (pair,) = compare(store, "a", "b").rows
         report = tiers(store, baseline="b")
@@ -196,7 +196,7 @@ def test_mean_reward_interval_is_task_clustered(tmp_path: Path) -> None:
     from evalatlas.stats import bounded_mean_interval
 
     logs = [EvalLog.load(p) for p in sorted((EXAMPLES / "evallogs").iterdir())]
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [EXAMPLES])
         rows = {r["agent"]: r for r in summary(store)}
     for log in logs:
@@ -214,7 +214,7 @@ def test_fixing_a_file_clears_its_quarantine(tmp_path: Path) -> None:
     src.write_text(json.dumps({**good, "reward": "high"}) + "\n")
     other = tmp_path / "other.jsonl"
     other.write_text("{broken\n")
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         ingest_paths(store, [src, other])
         assert store.count("quarantine") == 2
         src.write_text(json.dumps(good) + "\n")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 
@@ -26,7 +26,7 @@ def _jsonl(path: Path, n: int) -> Path:
     return path
 
 
-def _fail_on_third_batch(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def _fail_on_third_batch(store: StoreConnection, monkeypatch: pytest.MonkeyPatch) -> None:
     real = store.write_batch
     calls = []
 
@@ -39,13 +39,13 @@ def _fail_on_third_batch(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store, "write_batch", write_batch)
 
 
-def _episodes(store: Store) -> int:
+def _episodes(store: StoreConnection) -> int:
     return store.count("episodes")
 
 
 def test_without_atomic_the_finished_batches_stay(tmp_path, monkeypatch):
     path = _jsonl(tmp_path / "s.jsonl", 100)
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         _fail_on_third_batch(store, monkeypatch)
         with pytest.raises(OSError):
             ingest_paths(store, [path], batch_size=20, fast=False)
@@ -54,7 +54,7 @@ def test_without_atomic_the_finished_batches_stay(tmp_path, monkeypatch):
 
 def test_atomic_failure_leaves_nothing(tmp_path, monkeypatch):
     path = _jsonl(tmp_path / "s.jsonl", 100)
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         _fail_on_third_batch(store, monkeypatch)
         with pytest.raises(OSError):
             ingest_paths(store, [path], batch_size=20, atomic=True)
@@ -66,7 +66,7 @@ def test_atomic_failure_leaves_nothing(tmp_path, monkeypatch):
 
 def test_atomic_success_stores_every_batch(tmp_path):
     path = _jsonl(tmp_path / "s.jsonl", 100)
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         report = ingest_paths(store, [path], batch_size=20, atomic=True)
         assert (report.experiments, report.episodes, report.batches) == (1, 100, 6)
         assert _episodes(store) == 100
@@ -99,6 +99,6 @@ def test_killed_atomic_ingest_leaves_the_store_as_before(tmp_path):
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         assert _episodes(store) == 0 and store.count("ingest_batches") == 0
     assert os.path.exists(db)

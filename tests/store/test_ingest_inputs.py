@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from evalatlas.cli.main import app
 from evalatlas.errors import StoreError
 from evalatlas.records.limits import ReadLimits
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 GOOD = {"experiment_id": "e1", "task_id": "t", "reward": 1.0}
@@ -27,7 +27,7 @@ def lines(*ids: str) -> bytes:
     return "".join(json.dumps({**GOOD, "trajectory_id": i}) + "\n" for i in ids).encode()
 
 
-def stored(store: Store) -> set[str]:
+def stored(store: StoreConnection) -> set[str]:
     return {r["trajectory_id"] for r in store.query("SELECT trajectory_id FROM episodes")}
 
 
@@ -36,7 +36,7 @@ def test_gzip_and_zstd_jsonl_in_a_tree(tmp_path: Path) -> None:
     (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress(lines("g1", "g2")))
     (tmp_path / "b.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(lines("z1")))
     (tmp_path / "c.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00broken")  # corrupt gzip
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [tmp_path])
         assert stored(store) == {"g1", "g2", "z1"}
     assert [p.reason.startswith("cannot read (stopped here)") for p in rep.problems] == [True]
@@ -48,7 +48,7 @@ def test_stdin_plain_and_gzip(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     r = runner.invoke(app, ["--db", str(db), "ingest", "-"], input=gzip.compress(lines("s3")))
     assert r.exit_code == 0, r.output
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         assert stored(store) == {"s1", "s2", "s3"}
         assert {r["source_file"] for r in store.query("SELECT source_file FROM episodes")} == {
             "<stdin>"}
@@ -56,7 +56,7 @@ def test_stdin_plain_and_gzip(tmp_path: Path) -> None:
 
 def test_utf8_bom_keeps_the_first_record(tmp_path: Path) -> None:
     (tmp_path / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + lines("first", "second"))
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [tmp_path / "bom.jsonl"])
         assert stored(store) == {"first", "second"} and rep.rejected == 0
 
@@ -66,7 +66,7 @@ def test_line_limit_is_measured_while_streaming(tmp_path: Path, fast: bool) -> N
     big = json.dumps({**GOOD, "trajectory_id": "big", "output_text": "x" * 5000}) + "\n"
     p = tmp_path / "x.jsonl"
     p.write_bytes(lines("a") + big.encode() + lines("b"))
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [p], fast=fast, limits=ReadLimits(max_line_bytes=1000))
         assert stored(store) == {"a", "b"}
     assert rep.problems[0].line == 2
@@ -76,7 +76,7 @@ def test_line_limit_is_measured_while_streaming(tmp_path: Path, fast: bool) -> N
 def test_file_and_record_limits(tmp_path: Path) -> None:
     p = tmp_path / "x.jsonl"
     p.write_bytes(lines("a", "b"))
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         rep = ingest_paths(store, [p], limits=ReadLimits(max_file_bytes=10))
         assert store.count("episodes") == 0
     assert "over the 10-byte limit (raise it with --max-file-bytes)" in rep.problems[0].reason
@@ -86,15 +86,15 @@ def test_unchanged_files_are_skipped_and_the_store_does_not_grow(tmp_path: Path)
     p = tmp_path / "x.jsonl"
     p.write_bytes(lines(*[f"t{i}" for i in range(2000)]))
     db = tmp_path / "s.duckdb"
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         ingest_paths(store, [p])
     size = db.stat().st_size
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         rep = ingest_paths(store, [p])
         assert rep.unchanged == [str(p)] and rep.episodes == 0 and rep.batches == 0
     assert db.stat().st_size == size
     os.utime(p, ns=(time.time_ns(), time.time_ns()))  # touched, same bytes: still skipped
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         assert ingest_paths(store, [p]).unchanged == [str(p)]
         p.write_bytes(lines("new"))  # changed: read again
         rep = ingest_paths(store, [p])
@@ -108,12 +108,12 @@ def test_damaged_store_is_a_clean_error(tmp_path: Path, damage: str) -> None:
     if damage == "garbage":
         db.write_bytes(os.urandom(5000))
     else:
-        with Store(db) as store:
+        with StoreConnection(db) as store:
             ingest_paths(store, [])
         data = db.read_bytes()
         db.write_bytes(data[:8192])  # header kept, every block cut off
     with pytest.raises(StoreError) as err:
-        Store(db)
+        StoreConnection(db)
     assert str(db) in str(err.value) and "mv " in str(err.value)
     r = runner.invoke(app, ["--db", str(db), "summary"])
     assert r.exit_code == 2 and "Traceback" not in r.output
@@ -122,7 +122,7 @@ def test_damaged_store_is_a_clean_error(tmp_path: Path, damage: str) -> None:
 
 def test_wait_retries_the_lock(tmp_path: Path) -> None:
     db = tmp_path / "s.duckdb"
-    Store(db).close()
+    StoreConnection(db).close()
     holder = subprocess.Popen(
         [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
          "print('locked', flush=True); time.sleep(1.5); c.close()", str(db)],
@@ -130,7 +130,7 @@ def test_wait_retries_the_lock(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         with pytest.raises(StoreError, match=r"in use by another process.*--wait SECONDS"):
-            Store(db)
+            StoreConnection(db)
         t0 = time.monotonic()
         p = tmp_path / "x.jsonl"
         p.write_bytes(lines("w"))
@@ -139,5 +139,5 @@ def test_wait_retries_the_lock(tmp_path: Path) -> None:
         assert time.monotonic() - t0 < 20
     finally:
         holder.wait(10)
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         assert stored(store) == {"w"}

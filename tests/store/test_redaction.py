@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 from fake_openai import FakeOpenAI
 
 from evalatlas.cli.main import app
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 from evalatlas.store.redaction import redact_batch_in_place
 
@@ -201,7 +201,7 @@ def canary_store(tmp_path_factory: pytest.TempPathFactory) -> dict:
         r = runner.invoke(app, ["--db", str(db), "ingest", str(inputs[name])])
         out["cli"][f"ingest {name}"] = r
     # the fast path through the library (the CLI takes it only for files >= 8 MiB)
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         # DuckDB would compress strings (FSST) so raw bytes could hide a leak: store them
         # uncompressed for this test, and check the visible markers are found raw
         store.con.execute("PRAGMA force_compression='uncompressed'")
@@ -239,7 +239,7 @@ def test_every_path_ingested_and_the_judge_was_called(canary_store: dict) -> Non
     assert canary_store["cli"]["judge"].exit_code == 0, canary_store["cli"]["judge"].output
     # one call per completed episode (the judge skips errored ones); 401 is not retried
     assert canary_store["judge_auth"] == [f"Bearer {JUDGE_KEY}"] * 2
-    with Store(canary_store["db"], read_only=True) as store:
+    with StoreConnection(canary_store["db"], read_only=True) as store:
         counts = {r["experiment_id"]: r["n"] for r in store.query(
             "SELECT experiment_id, count(*) AS n FROM episodes GROUP BY 1")}
         errors = store.query("SELECT CAST(extra->'$.score_errors' AS VARCHAR) AS e FROM episodes "
@@ -260,7 +260,7 @@ def test_no_canary_in_the_store_file(canary_store: dict) -> None:
 
 
 def test_no_canary_in_any_store_cell(canary_store: dict) -> None:
-    with Store(canary_store["db"], read_only=True) as store:
+    with StoreConnection(canary_store["db"], read_only=True) as store:
         text = ""
         for table in ("experiments", "episodes", "measurements", "quarantine"):
             for row in store.query(f"SELECT * FROM {table}"):
@@ -295,7 +295,7 @@ def test_no_canary_in_cli_output(canary_store: dict) -> None:
 
 def test_old_store_rows_are_redacted_in_place(tmp_path: Path) -> None:
     """The fast path's SQL pass on its own: rows inserted by SQL, bypassing Python."""
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         store.con.execute(
             "INSERT INTO episodes (experiment_id, trajectory_id, task_id, input_text, "
             "tool_names, extra, ingest_batch) VALUES ('e', 't', 'x', 'key sk-CANARY50abcdefgh',"

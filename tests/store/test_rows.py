@@ -33,7 +33,7 @@ def test_every_field_lands_in_its_column(table: str, full_record) -> None:
     rspec, model, build, columns = CASES[table]
     record = model.model_validate(full_record(rspec))
     dumped = record.model_dump(mode="json")
-    types = schema.column_types(table)
+    types = schema.declared_types(table)
     row = dict(zip(columns, build(record, "in.jsonl", 7), strict=True))
     flat = schema.FLATTENED[table]
     seen = set()

@@ -44,7 +44,7 @@ def _stored(table: str) -> dict[str, spec.FieldSpec]:
             out[flat[f"{f.name}.{name}"]] = sub
         if f.record is not None and subs and set(subs) != set(f.record.names):
             # partly flattened: the whole record must be kept too
-            assert f.name in schema.column_types(table), (
+            assert f.name in schema.declared_types(table), (
                 f"{table}: {f.name} is partly flattened and has no JSON column")
         if not subs or set(subs) != set(f.record.names if f.record else ()):
             out[f.name] = f
@@ -54,7 +54,7 @@ def _stored(table: str) -> dict[str, spec.FieldSpec]:
 @pytest.mark.parametrize("table", list(TABLES))
 def test_every_contract_field_has_a_column_and_every_column_a_field(table: str) -> None:
     stored = _stored(table)
-    columns = schema.column_types(table)
+    columns = schema.declared_types(table)
     missing = set(stored) - set(columns)
     assert not missing, f"{table}: contract fields without a column: {sorted(missing)}"
     unexplained = set(columns) - set(stored) - set(schema.STORE_COLUMNS[table])
@@ -64,7 +64,7 @@ def test_every_contract_field_has_a_column_and_every_column_a_field(table: str) 
 
 @pytest.mark.parametrize("table", list(TABLES))
 def test_column_types_hold_the_fields_json_types(table: str) -> None:
-    columns = schema.column_types(table)
+    columns = schema.declared_types(table)
     for column, f in _stored(table).items():
         assert columns[column] in _duckdb_types(f), (table, column, columns[column], f)
 
@@ -92,4 +92,4 @@ def test_column_types_read_off_the_ddl_are_the_created_tables() -> None:
     con.execute(schema.DDL)
     for table in (*TABLES, "quarantine"):
         created = {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()}
-        assert schema.column_types(table) == created
+        assert schema.declared_types(table) == created

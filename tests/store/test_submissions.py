@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 from evalatlas.store import submissions as sql
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
 
-def _ingest(store: Store, folder: Path, agent: str, tasks: range, sid: str) -> None:
+def _ingest(store: StoreConnection, folder: Path, agent: str, tasks: range, sid: str) -> None:
     folder.mkdir()
     exp = {"experiment_id": agent, "experiment_name": agent, "timestamp": 1.0,
            "framework_version": "1", "framework_name": "t",
@@ -32,7 +32,7 @@ def _ingest(store: Store, folder: Path, agent: str, tasks: range, sid: str) -> N
 
 
 def test_rows_are_claimed_and_deleted_by_submission(tmp_path):
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         sql.ensure(store)
         _ingest(store, tmp_path / "one", "a1", range(5), "s1")
         _ingest(store, tmp_path / "two", "a2", range(3), "s2")
@@ -49,7 +49,7 @@ def test_rows_are_claimed_and_deleted_by_submission(tmp_path):
 
 
 def test_an_experiment_another_submission_still_uses_is_kept(tmp_path):
-    with Store(tmp_path / "s.duckdb") as store:
+    with StoreConnection(tmp_path / "s.duckdb") as store:
         sql.ensure(store)
         _ingest(store, tmp_path / "one", "a1", range(0, 5), "s1")
         _ingest(store, tmp_path / "two", "a1", range(5, 8), "s2")  # same experiment

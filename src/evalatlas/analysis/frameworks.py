@@ -34,7 +34,7 @@ NON_METRIC_FLAGS = frozenset({"reward_missing", "judge_cached"})
 """Boolean ``extra`` entries that are bookkeeping, not per-question metrics."""
 
 
-class Scenario(Protocol):
+class ScenarioView(Protocol):
     """What grouping needs of a scenario
     (:class:`evalatlas.adapters.frameworks.Scenario` has it): its profile name and its
     questions by id (objects with ``expected_sources``, ``metadata`` and ``text``)."""
@@ -88,7 +88,7 @@ def flat_code_quality(cq: dict[str, Any]) -> dict[str, Any]:
     return cq
 
 
-def question_from_episode(ep: EpisodeRecord, scenario: Scenario | None = None
+def question_from_episode(ep: EpisodeRecord, scenario: ScenarioView | None = None
                           ) -> QuestionResult:
     """One episode -> one QuestionResult (recomputing metrics from a scenario if given)."""
     scores = dict(ep.scores)
@@ -148,7 +148,7 @@ def group_records(
     *,
     scenario: str | None = None,
     mode: str | None = None,
-    scenario_def: Scenario | None = None,
+    scenario_def: ScenarioView | None = None,
 ) -> list[FrameworkData]:
     """Group framework-comparison records into FrameworkData, in first-seen order.
 

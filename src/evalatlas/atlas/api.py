@@ -35,17 +35,17 @@ from evalatlas.errors import ArgumentError
 from evalatlas.selectors import Candidate, match, resolve
 from evalatlas.store import atlas as atlas_store
 from evalatlas.store.catalog import experiment_catalog
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.selection import select_benchmarks
 
-Source = Store | str | os.PathLike[str]
+Source = StoreConnection | str | os.PathLike[str]
 """Where the atlas reads episodes: an open store or a store file's path. There is no
 default: the API never opens ``./evalatlas.duckdb`` on its own (``ea.open()`` does, when
 asked)."""
 
 
-def _open(source: Source | None, *, read_only: bool) -> tuple[Store, bool]:
-    if isinstance(source, Store):
+def _open(source: Source | None, *, read_only: bool) -> tuple[StoreConnection, bool]:
+    if isinstance(source, StoreConnection):
         return source, False
     if source is None:
         raise ArgumentError("source: no store given; pass a Store (ea.open(...)) or a "
@@ -53,7 +53,18 @@ def _open(source: Source | None, *, read_only: bool) -> tuple[Store, bool]:
     if not isinstance(source, str | os.PathLike) or not str(source).strip():
         raise ArgumentError(f"source must be a Store or a store file's path, got "
                             f"{type(source).__name__} {source!r:.60}")
-    return Store(os.fspath(source), read_only=read_only, create=False), True
+    return StoreConnection(os.fspath(source), read_only=read_only, create=False), True
+
+
+def _episodes(source: Source, benchmark: list[str] | str | None) -> Any:
+    """The matrix episodes of the named benchmarks (all: None), read-only; a store
+    opened from a path here is closed again."""
+    store, close = _open(source, read_only=True)
+    try:
+        return atlas_store.matrix_episodes(store, select_benchmarks(store, _bench(benchmark)))
+    finally:
+        if close:
+            store.close()
 
 
 def _bench(benchmark: list[str] | str | None) -> list[str] | None:
@@ -78,7 +89,7 @@ def fit(
 ) -> AtlasFit:
     """Fit the agent x task matrix.
 
-    ``source``: a :class:`~evalatlas.store.db.Store`, a store path (no default: the
+    ``source``: a :class:`~evalatlas.store.db.StoreConnection`, a store path (no default: the
     API opens no store of its own choosing), an episodes frame (pyarrow Table, pandas
     DataFrame or dict of columns with
     :data:`evalatlas.atlas.matrix.EPISODE_COLUMNS`) or a :class:`ResponseMatrix`.
@@ -97,11 +108,11 @@ def fit(
                              "not a ResponseMatrix")
         return fit_matrix(source, drift=drift, **kw)
     ModelSpec.parse(model)  # a bad model is an ArgumentError before a store is opened
-    if source is None or isinstance(source, Store | str | os.PathLike):
+    if source is None or isinstance(source, StoreConnection | str | os.PathLike):
         store, close = _open(source, read_only=not save)
         try:
             bench = select_benchmarks(store, bench)
-            frame = atlas_store.episodes_frame(store, bench)
+            frame = atlas_store.matrix_episodes(store, bench)
             frame, dropped = _drop_tasks(frame, excluded)
             result = fit_episodes(frame, cell=cell, drift=drift, **kw)
             _note_excluded(result, excluded, dropped)
@@ -260,7 +271,7 @@ def _fit_and_matrix(source: Source, benchmark: list[str] | None, refit: bool, se
     store, close = _open(source, read_only=not refit)
     try:
         benchmark = select_benchmarks(store, benchmark)
-        frame = atlas_store.episodes_frame(store, benchmark)
+        frame = atlas_store.matrix_episodes(store, benchmark)
         fitted = None
         if not refit:
             fid = atlas_store.latest_fit_id(store, benchmark=benchmark)
@@ -410,12 +421,7 @@ def drift(source: Source, *, benchmark: list[str] | str | None = None
           ) -> DriftResult:
     """Tasks run under more than one ``task_version_hash``, with the agents on each side
     (a :class:`DriftResult`: ``.rows``, ``.to_dict()``)."""
-    store, close = _open(source, read_only=True)
-    try:
-        frame = atlas_store.episodes_frame(store, select_benchmarks(store, _bench(benchmark)))
-    finally:
-        if close:
-            store.close()
+    frame = _episodes(source, benchmark)
     rows = build_matrix(frame, drift="split", cell="success").drift
     notes = [] if rows else ["no task ran under more than one task_version_hash"]
     return DriftResult(rows=rows, notes=notes)
@@ -424,13 +430,7 @@ def drift(source: Source, *, benchmark: list[str] | str | None = None
 def matrix(source: Source, *, benchmark: list[str] | str | None = None,
            cell: CellKind = "success", drift_mode: DriftMode = "split") -> ResponseMatrix:
     """The response matrix from the store (long format via ``.long_rows()``)."""
-    store, close = _open(source, read_only=True)
-    try:
-        frame = atlas_store.episodes_frame(store, select_benchmarks(store, _bench(benchmark)))
-    finally:
-        if close:
-            store.close()
-    return build_matrix(frame, cell=cell, drift=drift_mode)
+    return build_matrix(_episodes(source, benchmark), cell=cell, drift=drift_mode)
 
 
 def with_verdicts(items: ItemsResult, findings: FailuresResult) -> ItemsResult:

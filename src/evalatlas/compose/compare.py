@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from evalatlas.analysis.compare import CompareResult, PairBy, compare_sides
 from evalatlas.analysis.run_status import incomplete_note
 from evalatlas.store.catalog import experiment_catalog
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.sides import load_side, pick_score, resolve
 
 
-def compare_of(store: Store, selectors: Sequence[str], *, pair_by: PairBy = "task",
+def compare_of(store: StoreConnection, selectors: Sequence[str], *, pair_by: PairBy = "task",
                score: str | None = None, confidence: float = 0.95, detect: float = 0.05,
                alpha: float = 0.05) -> CompareResult:
     """The :class:`CompareResult` of two or more selectors on the tasks they share."""

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalatlas.analysis.failures import FailuresResult, failures_result
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.findings import findings_rows
 from evalatlas.store.selection import select_agents, select_benchmarks, select_experiments
 
 
-def failures(store: Store, *, by: str = "agent", agent: Sequence[str] | None = None,
+def failures(store: StoreConnection, *, by: str = "agent", agent: Sequence[str] | None = None,
              benchmark: Sequence[str] | None = None,
              experiment: Sequence[str] | None = None,
              confidence: float = 0.95) -> FailuresResult:

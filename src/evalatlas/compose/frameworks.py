@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalatlas.analysis.frameworks import FrameworkData, group_records
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.frameworks import load_framework_records
 
 
-def framework_data_of(store: Store, *, scenario: str | None = None, mode: str | None = None,
-                      frameworks: Sequence[str] | None = None, scenario_def: Any = None
-                      ) -> list[FrameworkData]:
+def framework_data_of(store: StoreConnection, *, scenario: str | None = None,
+                      mode: str | None = None, frameworks: Sequence[str] | None = None,
+                      scenario_def: Any = None) -> list[FrameworkData]:
     """The store's framework runs grouped per framework x scenario x mode."""
     experiments, episodes = load_framework_records(store, scenario=scenario, mode=mode,
                                                    frameworks=frameworks)

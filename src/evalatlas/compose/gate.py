@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalatlas.analysis.gate import GatePlanResult, GateResult, SideData, gate_sides, plan_sides
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.gate import load_gate_side
 from evalatlas.store.sides import resolve
 
@@ -18,7 +18,7 @@ GateSide = tuple[str, SideData]
 """A side's display name and its episodes' arrays."""
 
 
-def gate_side(store: Store, selector: str) -> GateSide:
+def gate_side(store: StoreConnection, selector: str) -> GateSide:
     """The side ``selector`` names (as :func:`evalatlas.store.sides.resolve` matches it)
     with its arrays, read from ``store``."""
     side = resolve(store, selector)
@@ -41,7 +41,7 @@ def gate_of(baseline: GateSide, candidate: GateSide, *, baseline_selector: str,
     return result
 
 
-def gate_plan_of(store: Store, baseline: str, **options: Any) -> GatePlanResult:
+def gate_plan_of(store: StoreConnection, baseline: str, **options: Any) -> GatePlanResult:
     """Tasks (and attempts) a gate needs, from the ``baseline``'s own per-task outcomes;
     ``options`` are :func:`evalatlas.analysis.gate.plan_sides`'s (drop, power, alpha,
     attempts)."""

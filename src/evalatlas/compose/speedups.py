@@ -13,12 +13,12 @@ from evalatlas.analysis.speedups import (
     speedup_result,
     task_payloads,
 )
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.selection import select_experiments
 from evalatlas.store.speedups import benchmark_detail, load_speedup_rows
 
 
-def speedups_of(store: Store, *, by: str = "agent", level: int = 4,
+def speedups_of(store: StoreConnection, *, by: str = "agent", level: int = 4,
                 experiment: object = None, agent: str | Sequence[str] | None = None,
                 task: list[str] | None = None, confidence: float = 0.95,
                 resamples: int = 2000) -> SpeedupResult:
@@ -31,7 +31,7 @@ def speedups_of(store: Store, *, by: str = "agent", level: int = 4,
                           resamples=resamples)
 
 
-def speedup_detail_of(store: Store, *, experiment: object = None,
+def speedup_detail_of(store: StoreConnection, *, experiment: object = None,
                       agent: str | Sequence[str] | None = None,
                       task: list[str] | None = None, limit: int | None = None
                       ) -> SpeedupDetail:

@@ -48,7 +48,7 @@ from evalatlas.analysis.summary import (
 from evalatlas.selectors import as_selectors
 from evalatlas.store.catalog import cost_totals, experiment_catalog, group_experiments
 from evalatlas.store.costs import unknown_price_models
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.outcomes import task_outcome_counts
 from evalatlas.store.published import published_metrics, score_values, source_notes
 from evalatlas.store.queries import error_counts, rewards_by_group, summary_totals
@@ -70,7 +70,7 @@ def _benchmark_blocks(catalog: list[dict[str, Any]], ids: list[str] | None) -> b
     return any(len(b) > 1 for b in benches.values())
 
 
-def _rows(store: Store, groups: list[str], ids: list[str] | None, *, confidence: float,
+def _rows(store: StoreConnection, groups: list[str], ids: list[str] | None, *, confidence: float,
           ks: Sequence[int] | None, outcome: str, missing: str) -> list[dict[str, Any]]:
     """The per-group numbers of one block of experiments (None: all)."""
     rows = group_rows(summary_totals(store, groups, experiment=ids, outcome=outcome),
@@ -110,7 +110,7 @@ _NO_COST = {"cost_per_episode": None, "cost_per_episode_ci_low": None,
 
 
 def summary_of(
-    store: Store, by: Sequence[str] = ("agent",), *,
+    store: StoreConnection, by: Sequence[str] = ("agent",), *,
     experiment: Sequence[str] | None = None, benchmark: Sequence[str] | None = None,
     agent: Sequence[str] | None = None, confidence: float = 0.95,
     ks: Sequence[int] | None = None, outcome: str = "any", missing: str = "ignore",

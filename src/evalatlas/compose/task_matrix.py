@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from evalatlas.analysis.compare import aligned_pair, holm_rows
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.task_cells import task_cells
 
 
@@ -48,7 +48,7 @@ class TaskMatrix:
             return np.where(self.known > 0, self.succ / np.maximum(self.known, 1), np.nan)
 
 
-def task_matrix(store: Store, by: str, ids: Sequence[str] | None) -> TaskMatrix:
+def task_matrix(store: StoreConnection, by: str, ids: Sequence[str] | None) -> TaskMatrix:
     """The matrix of the experiments ``ids`` (None: all) grouped by ``by``."""
     arr, names = task_cells(store, by, ids)
     k_all = np.asarray(arr["k"], dtype=object)

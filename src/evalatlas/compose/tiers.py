@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from evalatlas.analysis.tiers import TierReport, tier_table
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.selection import select_experiments
 from evalatlas.store.tiers import load_tier_runs
 
 
-def tiers_of(store: Store, *, baseline: str | None = "T0", label: str = "tier",
+def tiers_of(store: StoreConnection, *, baseline: str | None = "T0", label: str = "tier",
              experiment: object = None, **options: Any) -> TierReport:
     """The :class:`TierReport` of the selected experiments (names or ids, matched by
     :mod:`evalatlas.store.selection`; None: all), tier = the experiment label

@@ -42,7 +42,7 @@ from evalatlas.records.redact import redact, redact_text
 from evalatlas.safe_write import make_folder, output_error, temp_path
 from evalatlas.stats.bounded import bounded_mean_interval
 from evalatlas.stats.standard_errors import mean_with_interval
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.export import iter_episodes, iter_experiments
 from evalatlas.store.selection import select_experiments
 
@@ -628,7 +628,7 @@ class _NothingToWrite(Exception):
 
 
 def export_eee(
-    store: Store,
+    store: StoreConnection,
     directory: Path,
     experiment: list[str] | None = None,
     *,

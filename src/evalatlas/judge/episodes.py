@@ -28,7 +28,7 @@ from evalatlas.metrics.outcomes import reward_from_correctness
 from evalatlas.records.evallog import EPISODE_FILE, EPISODES_DIR, record_json
 from evalatlas.records.jsonio import atomic_write_text
 from evalatlas.records.models import EpisodeRecord
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.judging import unjudged_episodes
 from evalatlas.store.rows import episode_from_row, episode_row
 
@@ -47,7 +47,7 @@ def judge_score_names(model: str) -> dict[str, str]:
     return {c: f"judge.{judge_slug(model)}.{c}" for c in CRITERIA}
 
 
-def select_unjudged(store: Store, experiments: list[str] | None, rejudge: bool,
+def select_unjudged(store: StoreConnection, experiments: list[str] | None, rejudge: bool,
                     limit: int | None, judge_model: str | None = None) -> list[dict[str, Any]]:
     """Completed episodes this judge has not scored yet (all of them with ``rejudge``).
 
@@ -130,7 +130,7 @@ def episode_file(row: dict[str, Any]) -> Path | None:
     return path if path.name == EPISODE_FILE and path.is_file() else None
 
 
-async def judge_rows(store: Store, rows: list[dict[str, Any]], judge: JudgeClient,
+async def judge_rows(store: StoreConnection, rows: list[dict[str, Any]], judge: JudgeClient,
                      docs: dict[str, str], *, flush_every: int = 50,
                      on_done: Callable[[], None] | None = None) -> dict[str, int]:
     """Judge ``rows`` concurrently; each judged episode is stored as it finishes.

@@ -44,7 +44,7 @@ from evalatlas.judge.episodes import episode_file
 from evalatlas.records.evallog import record_json
 from evalatlas.records.jsonio import atomic_write_text
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, UsageSummary
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.findings import (
     experiment_records,
     select_for_investigation,
@@ -324,7 +324,8 @@ def sample_rows(rows: list[dict[str, Any]], sample: int | None, seed: int
 
 
 async def investigate_rows(
-    store: Store, rows: list[dict[str, Any]], client: JudgeClient, run: InvestigationRun, *,
+    store: StoreConnection, rows: list[dict[str, Any]], client: JudgeClient,
+    run: InvestigationRun, *,
     budget_usd: float | None = None, max_chars: int = MAX_INPUT_TOKENS * 4,
     flush_every: int = 25, on_done: Callable[[], None] | None = None,
 ) -> InvestigationRun:
@@ -487,7 +488,7 @@ class InvestigateResult(TableResult):
 
 
 async def investigate_store(
-    store: Store, client: JudgeClient, *, only: str = "failed",
+    store: StoreConnection, client: JudgeClient, *, only: str = "failed",
     agent: list[str] | None = None, benchmark: list[str] | None = None,
     sample: int | None = None, seed: int = 0, budget_usd: float | None = None,
     reinvestigate: bool = False, max_input_tokens: int = MAX_INPUT_TOKENS,

@@ -41,7 +41,7 @@ from evalatlas.report.failures import failures_data
 from evalatlas.report.frameworks import framework_comparison as build_framework_report
 from evalatlas.report.names import display_name, full_name, unique_labels
 from evalatlas.store.catalog import experiment_catalog
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.queries import group_expr
 from evalatlas.store.task_cells import drill_episodes
 from evalatlas.text import json_safe
@@ -82,7 +82,7 @@ def _f(x: Any) -> float | None:
 # --- leaderboard ---------------------------------------------------------------------
 
 
-def leaderboard_result(store: Store, by: str, ids: Sequence[str] | None,
+def leaderboard_result(store: StoreConnection, by: str, ids: Sequence[str] | None,
                        confidence: float) -> SummaryResult:
     """``evalatlas summary --by BY`` for these experiments: the one composition
     (:func:`evalatlas.compose.summary.summary_of`) the CLI and ``ea.summary`` use, so the
@@ -106,7 +106,7 @@ class _Cells(TaskMatrix):
     task_labels: list[str] = dataclasses.field(default_factory=list)  # (names.py)
 
 
-def _cells(store: Store, by: str, ids: Sequence[str] | None) -> _Cells:
+def _cells(store: StoreConnection, by: str, ids: Sequence[str] | None) -> _Cells:
     m = task_matrix(store, by, ids)
     return _Cells(**{f.name: getattr(m, f.name) for f in dataclasses.fields(TaskMatrix)},
                   labels=unique_labels(m.names, m.keys),
@@ -136,7 +136,7 @@ def _pairs(cells: _Cells, order: list[int], opts: ReportOptions) -> dict[str, An
 # --- ordering: ATLAS fit when available, else success rates --------------------------
 
 
-def _atlas_fit(store: Store, cells: _Cells, by: str, benchmark: str | None
+def _atlas_fit(store: StoreConnection, cells: _Cells, by: str, benchmark: str | None
                ) -> dict[str, Any] | None:
     """Abilities (with intervals), difficulties and drifted tasks of the latest stored
     ATLAS fit (``evalatlas atlas fit`` stores one) for this benchmark, else of the whole
@@ -278,7 +278,7 @@ def _trunc(text: str | None, limit: int) -> str | None:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _drill(store: Store, by: str, ids: Sequence[str] | None, cells: _Cells,
+def _drill(store: StoreConnection, by: str, ids: Sequence[str] | None, cells: _Cells,
            t_order: list[int], opts: ReportOptions) -> dict[str, Any]:
     """Per-episode rows for the drill-down, for as many tasks as fit the budget.
 
@@ -406,7 +406,7 @@ def _round(x: Any, digits: int = 6) -> float | None:
 # --- one section ---------------------------------------------------------------------
 
 
-def _section(store: Store, sid: str, title: str, benchmark: str | None,
+def _section(store: StoreConnection, sid: str, title: str, benchmark: str | None,
              ids: Sequence[str] | None, size: int | None, opts: ReportOptions,
              *, tasks_views: bool = True, result: SummaryResult | None = None
              ) -> dict[str, Any]:
@@ -579,7 +579,7 @@ def _mark_ties(board: list[dict[str, Any]], pairs: dict[str, Any]) -> None:
 # --- benchmark-specific views --------------------------------------------------------
 
 
-def _tiers(store: Store, experiment: Sequence[str] | None) -> dict[str, Any] | None:
+def _tiers(store: StoreConnection, experiment: Sequence[str] | None) -> dict[str, Any] | None:
     try:
         rep = tiers_of(store, experiment=list(experiment) if experiment else None)
     except ValueError:
@@ -592,7 +592,7 @@ def _tiers(store: Store, experiment: Sequence[str] | None) -> dict[str, Any] | N
             "notes": d.get("notes", [])}
 
 
-def _speedups(store: Store, experiment: Sequence[str] | None,
+def _speedups(store: StoreConnection, experiment: Sequence[str] | None,
               confidence: float) -> dict[str, Any] | None:
     res = speedups_of(store, experiment=list(experiment) if experiment else None,
                       confidence=confidence, resamples=1000)
@@ -605,7 +605,7 @@ def _speedups(store: Store, experiment: Sequence[str] | None,
     return {"rows": rows, "levels": levels}
 
 
-def _frameworks(store: Store, confidence: float) -> list[dict[str, Any]] | None:
+def _frameworks(store: StoreConnection, confidence: float) -> list[dict[str, Any]] | None:
     data = framework_data_of(store)
     if not data:
         return None
@@ -631,7 +631,7 @@ def _frameworks(store: Store, confidence: float) -> list[dict[str, Any]] | None:
 # --- entry point ---------------------------------------------------------------------
 
 
-def build_report_data(store: Store, opts: ReportOptions | None = None) -> dict[str, Any]:
+def build_report_data(store: StoreConnection, opts: ReportOptions | None = None) -> dict[str, Any]:
     """Everything the report shows, JSON-ready (see the module docstring)."""
     opts = opts or ReportOptions()
     group_expr(opts.by)  # validates --by before any work

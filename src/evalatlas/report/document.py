@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from evalatlas.report.build import ReportOptions, build_report_data
 from evalatlas.report.specs import all_views, chart_rows, view_rows, with_values
 from evalatlas.results import ResultViews
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,7 +93,7 @@ class Report(ResultViews):
         return write_static(self.data, self.views, Path(directory), scale=scale)
 
 
-def report_of(store: Store, opts: ReportOptions | None = None) -> Report:
+def report_of(store: StoreConnection, opts: ReportOptions | None = None) -> Report:
     """Gather the report of ``store`` (:func:`~evalatlas.report.build.build_report_data`)
     and its views."""
     data = build_report_data(store, opts)

@@ -17,7 +17,7 @@ from typing import Any
 from evalatlas.analysis.failures import CATEGORIES
 from evalatlas.compose.failures import failures
 from evalatlas.report.theme import CONFIG, SCHEMA_URL
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 TEXT_LIMIT = 240
 MAX_TASKS = 200
@@ -32,7 +32,7 @@ def _cut(text: str | None, limit: int = TEXT_LIMIT) -> str | None:
     return text[: limit - 1] + "…"
 
 
-def failures_data(store: Store, experiment: Sequence[str] | None, confidence: float
+def failures_data(store: StoreConnection, experiment: Sequence[str] | None, confidence: float
                   ) -> dict[str, Any] | None:
     """The view's data: ``shares`` (rows of ``evalatlas failures --format json`` with an
     episode in their category), ``tasks`` (the tasks judged infeasible, suspect first,

@@ -52,7 +52,7 @@ from evalatlas.results import ResultViews
 from evalatlas.runner.episodes import episode_for, experiment_for
 from evalatlas.runner.loading import FrameworkHandle
 from evalatlas.runner.protocol import Answer, QueryContext, call_maybe_async, takes_context
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.rows import episode_row, experiment_row
 from evalatlas.text import json_safe
 
@@ -146,7 +146,7 @@ def finished_trajectories(run_dir: Path) -> set[str]:
     return done
 
 
-def _write_store_rows(store: Store | None, exp: ExperimentRecord | None,
+def _write_store_rows(store: StoreConnection | None, exp: ExperimentRecord | None,
                       eps: list[EpisodeRecord], source: str) -> None:
     if store is None:
         return
@@ -167,7 +167,7 @@ class _StoreBuffer:
     whatever is left when the run ends or is interrupted.
     """
 
-    def __init__(self, store: Store | None, max_rows: int = 100, max_age_s: float = 1.0
+    def __init__(self, store: StoreConnection | None, max_rows: int = 100, max_age_s: float = 1.0
                  ) -> None:
         self.store, self.max_rows, self.max_age_s = store, max_rows, max_age_s
         self.rows: list[EpisodeRecord] = []
@@ -396,7 +396,7 @@ async def run_scenario(
     cfg: RunConfig,
     *,
     judge: JudgeClient | None = None,
-    store: Store | None = None,
+    store: StoreConnection | None = None,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
 ) -> RunSummary:
     """Run ``handle`` over ``scenario`` (see module docstring); returns a summary."""

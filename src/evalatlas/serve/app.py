@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evalatlas.records.limits import GiB, ReadLimits
 from evalatlas.store import submissions as submissions_sql
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.tokens import TokenFile, tokens_path
 
 from .accesslog import AccessLog
@@ -63,7 +63,7 @@ class ServeState:
     """Everything the routes share (``app.state.evalatlas``)."""
 
     config: ServeConfig
-    store: Store
+    store: StoreConnection
     tokens: TokenFile
     spool: Spool
     writer: Writer
@@ -78,7 +78,7 @@ class ServeState:
     draining: bool = False
     inflight: int = 0
     fitting: bool = False
-    read_root: Store | None = None
+    read_root: StoreConnection | None = None
     """A view made at start that runs no query: readers' cursors are made from it, never
     from the writer's connection while the writer thread uses it."""
     touched: dict[str, float] = field(default_factory=dict)

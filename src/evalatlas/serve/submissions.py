@@ -10,7 +10,7 @@ from evalatlas.adapters.registry import plan
 from evalatlas.errors import Problem
 from evalatlas.records.limits import ReadLimits
 from evalatlas.store import submissions as sql
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import IngestReport, ingest_paths
 
 from .spool import Spooled
@@ -65,7 +65,7 @@ def unreadable(spooled: Spooled) -> list[dict[str, Any]] | None:
                          "field": None, "reason": "no reader recognises this file"}]
 
 
-def ingest_submission(store: Store, spooled: Spooled, owner: str,
+def ingest_submission(store: StoreConnection, spooled: Spooled, owner: str,
                       limits: ReadLimits) -> Outcome:
     """Ingest one spooled upload as one transaction and record it as ``owner``'s.
 
@@ -117,5 +117,5 @@ def public_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def quarantine_rows(store: Store, submission_id: str) -> list[dict[str, Any]]:
+def quarantine_rows(store: StoreConnection, submission_id: str) -> list[dict[str, Any]]:
     return [_problem(q, "", "") for q in sql.quarantine_of(store, submission_id)]

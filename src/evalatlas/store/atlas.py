@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.text import json_safe
 
 DDL = """
@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS atlas_coverage (
 TABLES = ("atlas_fits", "atlas_abilities", "atlas_items", "atlas_coverage")
 
 
-def episodes_frame(store: Store, benchmark: list[str] | None = None) -> pa.Table:
+def matrix_episodes(store: StoreConnection, benchmark: list[str] | None = None) -> pa.Table:
     """One row per episode with the columns the atlas matrix needs.
 
     Episodes whose experiment record was never ingested are kept under the agent
@@ -66,7 +66,7 @@ def episodes_frame(store: Store, benchmark: list[str] | None = None) -> pa.Table
     return store.con.sql(sql, params=params).to_arrow_table()
 
 
-def agent_descriptions(store: Store) -> list[dict[str, Any]]:
+def agent_descriptions(store: StoreConnection) -> list[dict[str, Any]]:
     """Every agent with its name and description (for cold start by description)."""
     return store.query("""
         SELECT agent_id, any_value(agent_name) AS agent_name,
@@ -74,11 +74,11 @@ def agent_descriptions(store: Store) -> list[dict[str, Any]]:
         FROM experiments GROUP BY agent_id ORDER BY agent_id""")
 
 
-def _ensure(store: Store) -> None:
+def _ensure(store: StoreConnection) -> None:
     store.con.execute(DDL)
 
 
-def _exists(store: Store) -> bool:
+def _exists(store: StoreConnection) -> bool:
     rows = store.query("SELECT count(*) AS n FROM information_schema.tables "
                        "WHERE table_name = 'atlas_fits'")
     return bool(rows and rows[0]["n"])
@@ -88,7 +88,7 @@ def _dump(value: Any) -> str:
     return json.dumps(json_safe(value), allow_nan=False, ensure_ascii=False)
 
 
-def save_fit(store: Store, fit: dict[str, Any]) -> None:
+def save_fit(store: StoreConnection, fit: dict[str, Any]) -> None:
     """Store a fit given as its ``to_dict()`` envelope, in one transaction."""
     _ensure(store)
     fid = fit["fit_id"]
@@ -120,7 +120,7 @@ def save_fit(store: Store, fit: dict[str, Any]) -> None:
         raise
 
 
-def _insert(store: Store, table: str, rows: list[tuple]) -> None:
+def _insert(store: StoreConnection, table: str, rows: list[tuple]) -> None:
     if not rows:
         return
     cols = [r[0] for r in store.con.execute(f"DESCRIBE {table}").fetchall()]
@@ -134,7 +134,7 @@ def _insert(store: Store, table: str, rows: list[tuple]) -> None:
         store.con.unregister(name)
 
 
-def latest_fit_id(store: Store, *, benchmark: list[str] | None = None,
+def latest_fit_id(store: StoreConnection, *, benchmark: list[str] | None = None,
                   model: str | None = None, cell: str | None = None) -> str | None:
     """The most recent fit with exactly this benchmark filter (and model/cell if given)."""
     if not _exists(store):
@@ -152,7 +152,7 @@ def latest_fit_id(store: Store, *, benchmark: list[str] | None = None,
     return rows[0]["fit_id"] if rows else None
 
 
-def load_fit(store: Store, fit_id: str) -> dict[str, Any] | None:
+def load_fit(store: StoreConnection, fit_id: str) -> dict[str, Any] | None:
     """A stored fit as its ``to_dict()`` envelope, or None."""
     if not _exists(store):
         return None

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.queries import episodes_source, experiment_filter, group_expr
 
 
-def experiment_catalog(store: Store) -> list[dict[str, Any]]:
+def experiment_catalog(store: StoreConnection) -> list[dict[str, Any]]:
     """One row per experiment (episodes without an experiment record included, agent
     ``?<experiment_id>``): experiment_id, experiment_name, agent_id, agent_name, benchmark
     (``(unknown)`` when none), framework, planned tasks (``subset_n_tasks``), the source's
@@ -44,7 +44,7 @@ def experiment_catalog(store: Store) -> list[dict[str, Any]]:
 
 
 def cost_totals(
-    store: Store, by: str, *, experiment: list[str] | None = None, outcome: str = "any",
+    store: StoreConnection, by: str, *, experiment: list[str] | None = None, outcome: str = "any",
 ) -> dict[str, Any]:
     """Per (group, task): ``cost`` summed over episodes with a known cost, ``n`` those
     episodes, and over episodes with a known cost *and* outcome ``cost_o`` (their cost)
@@ -65,7 +65,7 @@ def cost_totals(
 
 
 def group_experiments(
-    store: Store, by: list[str], *, experiment: list[str] | None = None,
+    store: StoreConnection, by: list[str], *, experiment: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Which experiments each group holds: rows ``k0..`` (the group keys of
     :func:`~evalatlas.store.queries.summary_totals`) and ``experiment_id``, one per

@@ -12,7 +12,7 @@ whose conversion is the check: an integer its column cannot hold or a lone surro
 one by one (:func:`batch_problems`, the same :func:`~evalatlas.store.rows.row_problem`
 as before), so a bad record is quarantined with the same field and reason and its
 neighbours are stored. Redaction runs in DuckDB on the written batch's staged rows
-(:meth:`evalatlas.store.db.Store.insert_table`: the fast path's one-scan gate, then only
+(:meth:`evalatlas.store.db.StoreConnection.insert_table`: the fast path's one-scan gate, then only
 flagged rows through the redaction functions).
 """
 

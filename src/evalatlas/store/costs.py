@@ -23,7 +23,7 @@ from evalatlas.pricing import (
 
 
 class BatchTarget(Protocol):
-    """What pricing needs of :class:`evalatlas.store.db.Store` (not imported: ``db``
+    """What pricing needs of :class:`evalatlas.store.db.StoreConnection` (not imported: ``db``
     imports this module, and a cycle, even for type checking, is not allowed)."""
 
     con: Any

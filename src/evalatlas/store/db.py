@@ -1,6 +1,6 @@
 """The store: one DuckDB file holding everything ingested.
 
-Writes go through :meth:`Store.write_batch`, one transaction per batch: a killed process
+Writes go through :meth:`StoreConnection.write_batch`, one transaction per batch: a killed process
 leaves the store as it was before the batch (DuckDB rolls back an uncommitted WAL on
 open). Upserts use the tables' primary keys, so writing the same records twice changes
 nothing and a retried episode replaces the earlier one.
@@ -74,7 +74,7 @@ def _arrow_types() -> dict[str, pa.DataType]:
 
 
 SMALL_BATCH = 512
-"""Batches up to this many rows skip Arrow (see :meth:`Store._insert_small`)."""
+"""Batches up to this many rows skip Arrow (see :meth:`StoreConnection._insert_small`)."""
 SMALL_CHUNK = 64
 """Rows per INSERT statement in the small-batch path."""
 
@@ -82,7 +82,7 @@ SMALL_CHUNK = 64
 def resolve_location(db: str | Path | None = None) -> str:
     """``--db`` if given, else ``$EVALATLAS_DB``, else ``./evalatlas.duckdb``, as text (a
     ``ducklake:`` location may hold a password: never print it, see
-    :attr:`Store.path`)."""
+    :attr:`StoreConnection.path`)."""
     if db:
         return str(db)
     return os.environ.get(ENV_DB) or DEFAULT_DB
@@ -229,7 +229,7 @@ def register_functions(con: Any) -> None:
 
 
 class ClosedConnection:
-    """What :attr:`Store.con` is after :meth:`Store.close`: every use raises a
+    """What :attr:`StoreConnection.con` is after :meth:`StoreConnection.close`: every use raises a
     :class:`StoreError` saying the store is closed, where DuckDB would raise its own
     "Connection already closed!" from deep inside a query."""
 
@@ -243,7 +243,7 @@ class ClosedConnection:
         raise StoreError(f"store {self._path} is closed; open it again (ea.open) to use it")
 
 
-class Store:
+class StoreConnection:
     """A connection to one store: a DuckDB file, or a DuckLake (``ducklake:...``, see
     :mod:`evalatlas.store.lake`). Use as a context manager."""
 
@@ -334,8 +334,8 @@ class Store:
         stored can change between two of this process's transactions."""
         return self.lake is not None and self.lake.kind == "postgres"
 
-    def reopened(self, *, read_only: bool = False) -> Store:
-        """A new Store at the same location (a lake's password included, which
+    def reopened(self, *, read_only: bool = False) -> StoreConnection:
+        """A new StoreConnection at the same location (a lake's password included, which
         :attr:`path` redacts)."""
         data_path = self.lake.data_path if self.lake is not None else None
         return type(self)(self._location, read_only=read_only, data_path=data_path)
@@ -424,8 +424,8 @@ class Store:
         finally:
             self._atomic = False
 
-    def cursor_view(self) -> Store:
-        """Another :class:`Store` on this store's DuckDB instance with its own cursor, for
+    def cursor_view(self) -> StoreConnection:
+        """Another :class:`StoreConnection` on this store's DuckDB instance with its own cursor, for
         one thread: it reads the last committed state (DuckDB's MVCC) while this
         connection may be writing. Close it when done; the instance stays open."""
         view = type(self).__new__(type(self))

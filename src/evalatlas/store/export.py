@@ -9,7 +9,7 @@ from typing import Any
 from evalatlas.records.evallog import record_json
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.safe_write import make_folder, open_output, temp_path
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.redaction import redacted_select, redaction_functions
 from evalatlas.store.rows import episode_from_row, experiment_from_row, measurement_from_row
 from evalatlas.store.schema import KEYS
@@ -20,19 +20,19 @@ RECORD_TABLES = ("experiments", "episodes", "measurements")
 
 
 def iter_episodes(
-    store: Store, experiment: list[str] | None = None, chunk: int = 10_000
+    store: StoreConnection, experiment: list[str] | None = None, chunk: int = 10_000
 ) -> Iterator[EpisodeRecord]:
     """Stream stored episodes as records, ordered by experiment and trajectory."""
     return _iter_table(store, "episodes", episode_from_row, experiment, chunk)
 
 
-def iter_experiments(store: Store, experiment: list[str] | None = None
+def iter_experiments(store: StoreConnection, experiment: list[str] | None = None
                      ) -> Iterator[ExperimentRecord]:
     """Stored experiment records (all, or these ids), ordered by experiment id."""
     return _iter_table(store, "experiments", experiment_from_row, experiment)
 
 
-def _iter_table(store: Store, table: str, from_row: Any,
+def _iter_table(store: StoreConnection, table: str, from_row: Any,
                 experiment: list[str] | None, chunk: int = 10_000) -> Iterator[Any]:
     where, params = id_filter(experiment, "experiment_id")
     cur = store.con.cursor()
@@ -43,7 +43,7 @@ def _iter_table(store: Store, table: str, from_row: Any,
             yield from_row(dict(zip(cols, row, strict=True)))
 
 
-def export_jsonl(store: Store, path: Path, experiment: list[str] | None = None) -> int:
+def export_jsonl(store: StoreConnection, path: Path, experiment: list[str] | None = None) -> int:
     """Write the store as JSONL records: every ExperimentRecord, then every EpisodeRecord,
     then every Measurement, one per line, each ordered by its key; returns the episode
     count. ``ingest`` of the file rebuilds the same store (every field, labels, scores,
@@ -68,7 +68,7 @@ def export_jsonl(store: Store, path: Path, experiment: list[str] | None = None) 
     return n
 
 
-def export_parquet(store: Store, directory: Path) -> dict[str, int]:
+def export_parquet(store: StoreConnection, directory: Path) -> dict[str, int]:
     """Write every table as ``<table>.parquet`` in ``directory``; returns row counts.
 
     ``experiments``, ``episodes`` and ``measurements`` hold the record columns (with

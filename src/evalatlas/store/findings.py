@@ -4,7 +4,7 @@ episodes to investigate, writing findings back, and the findings frame. SQL only
 Findings live where seed 002 puts them: ``EpisodeRecord.findings`` (the ``findings``
 JSON column) with the seed's ``difficulty``, ``feasible``, ``failure_root_cause`` plus
 ``failure_category`` and ``evidence``; the investigator's settings on the experiment
-(``investigator_llm_config``). Writes go through :meth:`Store.write_batch`, so an
+(``investigator_llm_config``). Writes go through :meth:`StoreConnection.write_batch`, so an
 investigated episode is upserted whole, in one transaction per batch, like a judged one.
 """
 
@@ -14,7 +14,7 @@ import datetime as _dt
 from typing import Any
 
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.queries import group_expr
 from evalatlas.store.rows import episode_row, experiment_row
 from evalatlas.store.selection import id_filter
@@ -41,7 +41,7 @@ def _filters(agent: list[str] | None, benchmark: list[str] | None
     return where, params
 
 
-def select_for_investigation(store: Store, *, only: str = "failed",
+def select_for_investigation(store: StoreConnection, *, only: str = "failed",
                              agent: list[str] | None = None,
                              benchmark: list[str] | None = None) -> list[dict[str, Any]]:
     """Stored episodes to investigate, in key order (experiment, trajectory): whole rows
@@ -63,7 +63,7 @@ def select_for_investigation(store: Store, *, only: str = "failed",
     return store.query(sql, params)
 
 
-def experiment_records(store: Store, experiment_ids: list[str]) -> list[tuple[
+def experiment_records(store: StoreConnection, experiment_ids: list[str]) -> list[tuple[
         ExperimentRecord, str | None]]:
     """The stored experiment records of these ids, with their source file."""
     from evalatlas.store.rows import experiment_from_row
@@ -75,7 +75,7 @@ def experiment_records(store: Store, experiment_ids: list[str]) -> list[tuple[
     return [(experiment_from_row(r), r.get("source_file")) for r in rows]
 
 
-def write_investigated(store: Store, episodes: list[tuple[EpisodeRecord, str | None]],
+def write_investigated(store: StoreConnection, episodes: list[tuple[EpisodeRecord, str | None]],
                        experiments: list[tuple[ExperimentRecord, str | None]]) -> None:
     """Upsert investigated episodes (and their experiments' ``investigator_llm_config``)
     in one transaction; each keeps its source file."""
@@ -94,7 +94,7 @@ FINDINGS_COLUMNS = ("group_key", "group_name", "agent_id", "agent", "benchmark",
                     "feasible", "failure_root_cause", "failure_category", "evidence")
 
 
-def findings_rows(store: Store, *, by: str = "agent", agent: list[str] | None = None,
+def findings_rows(store: StoreConnection, *, by: str = "agent", agent: list[str] | None = None,
                   benchmark: list[str] | None = None,
                   experiment: list[str] | None = None) -> list[dict[str, Any]]:
     """One row per episode with an outcome or a finding (:data:`FINDINGS_COLUMNS`):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalatlas.errors import ArgumentError
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.schema import EPISODE_COLUMNS, EXPERIMENT_COLUMNS
 from evalatlas.store.selection import experiments_of, id_filter
 
@@ -30,7 +30,7 @@ REQUIRED = ("experiment_id", "trajectory_id", "task_id")
 
 
 def episodes_frame(
-    store: Store, *, benchmark: str | list[str] | None = None,
+    store: StoreConnection, *, benchmark: str | list[str] | None = None,
     agent: str | list[str] | None = None, experiment: str | list[str] | None = None,
 ) -> pd.DataFrame:
     """One row per episode: every ``episodes`` column and :data:`EXPERIMENT_FIELDS`;
@@ -65,7 +65,7 @@ def episodes_frame(
     return frame
 
 
-def experiments_frame(store: Store) -> pd.DataFrame:
+def experiments_frame(store: StoreConnection) -> pd.DataFrame:
     """One row per experiment record (every ``experiments`` column), by name then id:
     what :meth:`evalatlas.api.Store.experiments` returns."""
     return store.con.execute(
@@ -148,7 +148,7 @@ def scannable(frame: pd.DataFrame) -> Any:
     return frame
 
 
-def store_from_frame(frame: pd.DataFrame) -> Store:
+def store_from_frame(frame: pd.DataFrame) -> StoreConnection:
     """An in-memory store whose ``episodes`` is a view over the frame (and whose
     ``experiments`` come from its experiment columns). Columns the frame lacks are NULL;
     unknown columns are ignored.
@@ -162,7 +162,7 @@ def store_from_frame(frame: pd.DataFrame) -> Store:
     if missing:
         raise ValueError(f"the episodes frame lacks column(s) {', '.join(missing)}; "
                          "use store.episodes() or add them")
-    store = Store(":memory:")
+    store = StoreConnection(":memory:")
     con = store.con
     try:
         spill = Path(tempfile.gettempdir()) / "evalatlas-spill"

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.rows import episode_from_row, experiment_from_row
 from evalatlas.store.selection import id_filter
 
 
 def load_framework_records(
-    store: Store,
+    store: StoreConnection,
     *,
     scenario: str | None = None,
     mode: str | None = None,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.sides import Side, float_column, object_column, side_episodes
 
 
-def load_gate_side(store: Store, side: Side) -> dict[str, np.ndarray]:
+def load_gate_side(store: StoreConnection, side: Side) -> dict[str, np.ndarray]:
     """Per-episode arrays of one side, known outcomes only (an unknown outcome is not a
     failure): ``task``, ``benchmark`` and ``split`` (None when unrecorded), ``success``
     (0/1), ``reward`` and ``timestamp`` (NaN when unrecorded); read by the one side query

@@ -37,7 +37,7 @@ from evalatlas.records.redact import redact_text
 from evalatlas.results import ResultViews
 from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.columnar import arrow_table, batch_problems, without_rows
-from evalatlas.store.db import SMALL_BATCH, Store
+from evalatlas.store.db import SMALL_BATCH, StoreConnection
 from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, GroupLost, NotClean, Prepared
 from evalatlas.store.rows import (
     declared_reward_range,
@@ -159,7 +159,7 @@ class IngestReport(ResultViews):
 
 
 class _Batch:
-    def __init__(self, store: Store, pricing: Pricing) -> None:
+    def __init__(self, store: StoreConnection, pricing: Pricing) -> None:
         self.store = store
         self.pricing = pricing
         self.experiments: dict[str, tuple] = {}
@@ -204,7 +204,7 @@ class _Batch:
                 + len(self.problems))
 
     def episode_rows(self, report: IngestReport) -> list[tuple] | pa.Table:
-        """The batch's episodes as rows for :meth:`Store.write_batch`: one Arrow table
+        """The batch's episodes as rows for :meth:`StoreConnection.write_batch`: one Arrow table
         (the columnar path, :mod:`evalatlas.store.columnar`) or, for a few rows, tuples
         (Arrow's conversion imports pandas, a second a small ingest need not pay). A
         row a value of which its column cannot hold is quarantined here, by file, line,
@@ -310,7 +310,7 @@ def _add_record(batch: _Batch, report: IngestReport,
 
 
 def ingest_paths(
-    store: Store,
+    store: StoreConnection,
     paths: Iterable[str | Path],
     *,
     fmt: str | None = None,
@@ -343,7 +343,7 @@ def ingest_paths(
     otherwise named after its file); disables the fast path. ``overrides``: model, agent
     name and labels set on every ingested experiment and recorded as overrides
     (:mod:`evalatlas.records.overrides`); disables the fast path. ``atomic``: everything
-    in one transaction (:meth:`Store.atomic`: all valid records or, after an error or a
+    in one transaction (:meth:`StoreConnection.atomic`: all valid records or, after an error or a
     kill, none), for a submission to ``evalatlas serve``; the fast path is off (it
     commits its row groups itself) and batches still bound memory. Returns counts and
     example problems.
@@ -389,7 +389,7 @@ def check_named_paths(paths: list[str | Path], fmt: str | None) -> None:
 
 @dataclass
 class _Run:
-    store: Store
+    store: StoreConnection
     report: IngestReport
     batch: _Batch
     batch_size: int

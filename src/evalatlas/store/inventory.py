@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.selection import id_filter
 
 _KEYS = {
@@ -26,7 +26,7 @@ LISTS = tuple(_KEYS)
 ``benchmarks``."""
 
 
-def inventory_rows(store: Store, what: str = "agents",
+def inventory_rows(store: StoreConnection, what: str = "agents",
                    experiment_ids: list[str] | None = None) -> list[dict[str, Any]]:
     """Rows ``id``, ``name``, ``episodes``, ``tasks``, ``experiments``, ``agents``,
     ``benchmarks`` (a list of names) and, for experiments, ``agent``; sorted by name.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.selection import id_filter
 
 
-def unjudged_episodes(store: Store, experiments: list[str] | None, score: str | None,
+def unjudged_episodes(store: StoreConnection, experiments: list[str] | None, score: str | None,
                       limit: int | None = None) -> list[dict[str, Any]]:
     """Completed episodes without a numeric score ``score`` (None: every completed
     episode, to judge again), with their experiment's framework as ``x_framework``,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.queries import GROUPS, episodes_source, experiment_filter, group_expr
 
 
 def task_outcome_counts(
-    store: Store, by: str = "agent", *, experiment: list[str] | None = None,
+    store: StoreConnection, by: str = "agent", *, experiment: list[str] | None = None,
     outcome: str = "any",
 ) -> tuple[dict[str, Any], dict[Any, str]]:
     """(arrays ``k`` group key, ``agent_k`` agent key, ``task``, ``n`` attempts, ``c``

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.selection import id_filter
 
 
-def published_metrics(store: Store, experiment: list[str] | None = None) -> list[dict[str, Any]]:
+def published_metrics(store: StoreConnection, experiment: list[str] | None = None
+                      ) -> list[dict[str, Any]]:
     """One dict per published metric: its fields plus experiment_id, experiment_name,
     agent_name, benchmark_name, and ``episodes`` (the experiment's stored episodes)."""
     where = "WHERE x.published_metrics IS NOT NULL"
@@ -38,7 +39,8 @@ def published_metrics(store: Store, experiment: list[str] | None = None) -> list
     return out
 
 
-def score_values(store: Store, experiment_id: str, score: str) -> dict[str, list[float | None]]:
+def score_values(store: StoreConnection, experiment_id: str, score: str
+                 ) -> dict[str, list[float | None]]:
     """``{task_id: [value per attempt]}`` of ``score`` ('reward' or a named score)."""
     if score == "reward":
         expr = "reward"
@@ -56,7 +58,7 @@ def score_values(store: Store, experiment_id: str, score: str) -> dict[str, list
     return out
 
 
-def source_notes(store: Store, experiment: list[str] | None = None) -> list[str]:
+def source_notes(store: StoreConnection, experiment: list[str] | None = None) -> list[str]:
     """``"<experiment>: <note>"`` for every note an adapter attached to an experiment in
     ``extra.source_notes`` (sources that disagree about a run, e.g. two labels naming
     different models for the same SWE-Bench Pro run), so ``summary`` shows them."""

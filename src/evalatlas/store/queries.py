@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from evalatlas.errors import ArgumentError
-from evalatlas.store.db import MODEL_KEY_SQL, Store
+from evalatlas.store.db import MODEL_KEY_SQL, StoreConnection
 from evalatlas.store.selection import id_filter
 
 _LABEL = re.compile(r"^label:([A-Za-z0-9_.\-]+)$")
@@ -73,14 +73,14 @@ def check_grouping(by: object) -> str:
     raise _unknown_grouping(by)
 
 
-def is_empty(store: Store) -> bool:
+def is_empty(store: StoreConnection) -> bool:
     """True when the store holds no episodes and no measurements (nothing to analyse)."""
     row = store.query("SELECT (SELECT count(*) FROM episodes) + "
                       "(SELECT count(*) FROM measurements) AS n")[0]
     return int(row["n"]) == 0
 
 
-def quarantine_rows(store: Store, *, source: str | None = None,
+def quarantine_rows(store: StoreConnection, *, source: str | None = None,
                     limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
     """Rejected input, newest ingest batch first (then file, line, record): rows with
     file, line, record, field, reason, batch, and the number of rejected records in the
@@ -98,7 +98,7 @@ def quarantine_rows(store: Store, *, source: str | None = None,
     return store.query(sql, params), store.count("quarantine")
 
 
-def clear_quarantine_rows(store: Store, *, source: str | None = None) -> int:
+def clear_quarantine_rows(store: StoreConnection, *, source: str | None = None) -> int:
     """Delete quarantine rows (all, or those of files whose path contains ``source``, as
     :func:`quarantine_rows` selects them) in one transaction; returns how many."""
     where, params = ("WHERE contains(source_file, ?)", [source]) if source else ("", [])
@@ -167,7 +167,7 @@ _JUDGE_COST = "TRY_CAST(e.judge_usage->>'$.total_cost_usd' AS DOUBLE)"
 
 
 def summary_totals(
-    store: Store, by: list[str], *, experiment: list[str] | None = None,
+    store: StoreConnection, by: list[str], *, experiment: list[str] | None = None,
     outcome: str = "any",
 ) -> list[dict[str, Any]]:
     """One row per group: keys ``k0..``, display names ``g0..`` and SQL aggregates
@@ -213,7 +213,7 @@ def summary_totals(
 
 
 def error_counts(
-    store: Store, by: list[str], *, experiment: list[str] | None = None,
+    store: StoreConnection, by: list[str], *, experiment: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Per group (``k0..``) and error kind (error type, else status): ``n`` episodes."""
     _, keys, _, gb = _group_sql(by)
@@ -227,7 +227,7 @@ def error_counts(
 
 
 def rewards_by_group(
-    store: Store, by: list[str], *, experiment: list[str] | None = None,
+    store: StoreConnection, by: list[str], *, experiment: list[str] | None = None,
     outcome: str = "any",
 ) -> dict[str, Any]:
     """Known rewards per (group, task) as arrays ``k0..``, ``n`` (count), ``s`` (sum),

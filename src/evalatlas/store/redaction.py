@@ -3,7 +3,7 @@
 The rules live in :mod:`evalatlas.records.redact` (the one redaction function); this
 module only applies them to store rows, in three places:
 
-- :func:`redact_rows`: rows written through :meth:`Store.write_batch` (exact-path ingest,
+- :func:`redact_rows`: rows written through :meth:`StoreConnection.write_batch` (exact-path ingest,
   judge, runner), in Python, cell by cell;
 - :func:`row_gate` and :func:`redact_flagged`: rows the DuckDB-native fast path stages by
   SQL, before they are inserted: one scan per row flags those that may hold a

@@ -10,7 +10,7 @@ from typing import Any
 
 from evalatlas.records.flat import episode_from_row, experiment_from_row, measurement_from_row
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement, UsageSummary
-from evalatlas.store.schema import EPISODE_COLUMNS, FLATTENED, column_types
+from evalatlas.store.schema import EPISODE_COLUMNS, FLATTENED, declared_types
 
 
 def _j(value: Any) -> str | None:
@@ -44,7 +44,7 @@ def _episode_cells() -> tuple[tuple[str, str, str], ...]:
     source file, ``b`` the batch. ``llm_model`` starts as the usage model and the batch's
     completion step (:mod:`evalatlas.store.costs`) fills the agent's model otherwise."""
     usage = {column: path.split(".", 1)[1] for path, column in FLATTENED["episodes"].items()}
-    types = column_types("episodes")
+    types = declared_types("episodes")
     cells = []
     for column in EPISODE_COLUMNS:
         if column in usage:
@@ -152,7 +152,7 @@ def row_problem(table: str, row: tuple) -> tuple[str, str] | None:
     """
     types = _TYPES.get(table)
     if types is None:
-        types = _TYPES[table] = list(column_types(table).items())
+        types = _TYPES[table] = list(declared_types(table).items())
         _NAMES[table] = _field_names(table)
     for (col, typ), value in zip(types, row, strict=True):
         if value is None:

@@ -243,7 +243,7 @@ STORE_COLUMNS: dict[str, tuple[str, ...]] = {
 episodes, the model (the usage model, else the experiment agent's)."""
 
 
-def column_types(table: str) -> dict[str, str]:
+def declared_types(table: str) -> dict[str, str]:
     """Each column of ``table`` with its DuckDB type, in column order, read off
     :data:`DDL` and :data:`MIGRATIONS` (no database needed)."""
     cols = {"experiments": EXPERIMENT_COLUMNS, "episodes": EPISODE_COLUMNS,

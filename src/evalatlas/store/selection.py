@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from evalatlas.selectors import Candidate, as_selectors, resolve
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 UNKNOWN_BENCHMARK = "(unknown)"
 """The benchmark of an experiment that names none (as ``summary --by benchmark``)."""
 
 
-def _experiment_rows(store: Store) -> list[dict[str, Any]]:
+def _experiment_rows(store: StoreConnection) -> list[dict[str, Any]]:
     """Every experiment, including those only episodes name (no experiment record)."""
     return store.query("""
         SELECT experiment_id, experiment_name, agent_id, agent_name,
@@ -30,14 +30,14 @@ def _experiment_rows(store: Store) -> list[dict[str, Any]]:
         ORDER BY experiment_id""")
 
 
-def experiment_candidates(store: Store) -> list[Candidate]:
+def experiment_candidates(store: StoreConnection) -> list[Candidate]:
     """One candidate per experiment: its name, and its id (exact or prefix)."""
     return [Candidate(key=r["experiment_id"], names=(r["experiment_name"] or "",),
                       ids=(r["experiment_id"],), kind="experiment")
             for r in _experiment_rows(store)]
 
 
-def agent_candidates(store: Store) -> list[Candidate]:
+def agent_candidates(store: StoreConnection) -> list[Candidate]:
     """One candidate per agent id: its names, its id, covering its experiments."""
     agents: dict[str, tuple[set[str], set[str]]] = {}
     for r in _experiment_rows(store):
@@ -51,7 +51,7 @@ def agent_candidates(store: Store) -> list[Candidate]:
                       covers=frozenset(e)) for a, (n, e) in sorted(agents.items())]
 
 
-def benchmark_candidates(store: Store) -> list[Candidate]:
+def benchmark_candidates(store: StoreConnection) -> list[Candidate]:
     """One candidate per benchmark name (``(unknown)`` for none), covering its
     experiments."""
     benches: dict[str, set[str]] = {}
@@ -73,7 +73,7 @@ def _select(selectors: object, candidates: list[Candidate], argument: str, what:
     return sorted(out)
 
 
-def select_experiments(store: Store, experiment: object,
+def select_experiments(store: StoreConnection, experiment: object,
                        argument: str = "experiment") -> list[str] | None:
     """Experiment ids named by ``experiment`` (a name, an id or a list of them; None: no
     filter). :class:`~evalatlas.errors.ArgumentError` on an unknown or ambiguous name."""
@@ -81,19 +81,20 @@ def select_experiments(store: Store, experiment: object,
                    keys=True)
 
 
-def select_agents(store: Store, agent: object, argument: str = "agent") -> list[str] | None:
+def select_agents(store: StoreConnection, agent: object, argument: str = "agent"
+                  ) -> list[str] | None:
     """Agent ids named by ``agent`` (names or ids; None: no filter)."""
     return _select(agent, agent_candidates(store), argument, "agent", keys=True)
 
 
-def select_benchmarks(store: Store, benchmark: object,
+def select_benchmarks(store: StoreConnection, benchmark: object,
                       argument: str = "benchmark") -> list[str] | None:
     """Benchmark names (as stored; ``(unknown)`` for none) named by ``benchmark``."""
     return _select(benchmark, benchmark_candidates(store), argument, "benchmark",
                    keys=True)
 
 
-def experiments_of(store: Store, *, experiment: object = None, agent: object = None,
+def experiments_of(store: StoreConnection, *, experiment: object = None, agent: object = None,
                    benchmark: object = None) -> list[str] | None:
     """Experiment ids that every given selector keeps (None: no selector given)."""
     chosen: set[str] | None = None

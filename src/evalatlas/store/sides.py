@@ -23,7 +23,7 @@ import numpy as np
 
 from evalatlas.errors import ArgumentError
 from evalatlas.selectors import resolve as resolve_name
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.selection import agent_candidates, experiment_candidates, id_filter
 
 _LABEL_SEL = re.compile(r"^label:([A-Za-z0-9_.\-]+)=(.+)$")
@@ -43,7 +43,7 @@ def _distinct(rows: list[dict[str, Any]], key: str) -> list[str]:
     return sorted({r[key] for r in rows})
 
 
-def resolve(store: Store, selector: str) -> Side:
+def resolve(store: StoreConnection, selector: str) -> Side:
     """Resolve one selector to experiments (rules in the module docstring)."""
     m = _LABEL_SEL.match(selector)
     if m:
@@ -74,7 +74,7 @@ def resolve(store: Store, selector: str) -> Side:
                 tuple(sorted(agent.members())))
 
 
-def side_episodes(store: Store, side: Side, score: str | None = None) -> dict[str, Any]:
+def side_episodes(store: StoreConnection, side: Side, score: str | None = None) -> dict[str, Any]:
     """The episodes of one side with a known outcome, as numpy columns (masked where
     NULL): ``task_id``, ``attempt`` (-1 when unrecorded), ``seed``, ``success``,
     ``score`` (the named judge score, or the reward when ``score`` is None), ``reward``,
@@ -95,7 +95,7 @@ def side_episodes(store: Store, side: Side, score: str | None = None) -> dict[st
         f"{where} AND e.success IS NOT NULL", params)
 
 
-def load_side(store: Store, side: Side, score: str | None) -> dict[str, np.ndarray]:
+def load_side(store: StoreConnection, side: Side, score: str | None) -> dict[str, np.ndarray]:
     """Per-episode arrays of one side (known outcomes only): task, attempt, seed,
     success, score (the named judge score, or reward when ``score`` is None) and cost."""
     arr = side_episodes(store, side, score)
@@ -116,14 +116,14 @@ def float_column(column: Any) -> np.ndarray:
 
 
 def object_column(column: Any) -> np.ndarray:
-    """A possibly masked numpy column (``Store.query_arrays``) as an object array with
+    """A possibly masked numpy column (``StoreConnection.query_arrays``) as an object array with
     None where it was NULL (the sides of ``compare`` and of the gate)."""
     values = np.asarray(np.ma.getdata(column), dtype=object)
     values[np.ma.getmaskarray(column)] = None
     return values
 
 
-def pick_score(store: Store, sides: list[Side]) -> str | None:
+def pick_score(store: StoreConnection, sides: list[Side]) -> str | None:
     """``score`` when every side has judge scores named so, else None (reward)."""
     for s in sides:
         where, params = id_filter(list(s.experiment_ids), "experiment_id")

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from evalatlas.selectors import Candidate, as_selectors, resolve
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 
 _EPISODES = """
     SELECT e.experiment_id, e.trajectory_id, e.task_id, e.attempt,
@@ -83,7 +83,7 @@ class SpeedupRows:
 
 
 def load_speedup_rows(
-    store: Store,
+    store: StoreConnection,
     *,
     experiment: list[str] | None = None,
     agent: str | Sequence[str] | None = None,
@@ -108,7 +108,7 @@ def load_speedup_rows(
 
 
 def benchmark_detail(
-    store: Store,
+    store: StoreConnection,
     *,
     experiment: list[str] | None = None,
     agent: str | Sequence[str] | None = None,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS submissions (
@@ -42,37 +42,37 @@ def source_prefix(submission_id: str) -> str:
     return f"submission:{submission_id}/"
 
 
-def ensure(store: Store) -> None:
+def ensure(store: StoreConnection) -> None:
     """Create the submissions table if this store has none (a writable store). On a
     lake without its PRIMARY KEY (DuckLake has no keys): submission ids are random
     UUIDs, written once by :func:`record`."""
     store.con.execute(_DDL if store.lake is None else _DDL.replace(" PRIMARY KEY", ""))
 
 
-def _scalar(store: Store, sql: str, params: list[Any] | None = None) -> int:
+def _scalar(store: StoreConnection, sql: str, params: list[Any] | None = None) -> int:
     row = store.con.execute(sql, params or []).fetchone()
     return int(row[0]) if row else 0
 
 
-def _exists(store: Store) -> bool:
+def _exists(store: StoreConnection) -> bool:
     return _scalar(store, "SELECT count(*) FROM information_schema.tables "
                    "WHERE table_name = 'submissions'") > 0
 
 
-def _dicts(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+def _dicts(store: StoreConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     if not _exists(store):
         return []
     return store.query(sql, params)
 
 
-def find_by_content(store: Store, owner: str, sha256: str) -> dict[str, Any] | None:
+def find_by_content(store: StoreConnection, owner: str, sha256: str) -> dict[str, Any] | None:
     """The owner's earlier submission of exactly these bytes, if any."""
     rows = _dicts(store, "SELECT * FROM submissions WHERE owner = ? AND content_sha256 = ?",
                   [owner, sha256])
     return rows[0] if rows else None
 
 
-def claim_rows(store: Store, spool_dir: str, submission_id: str) -> None:
+def claim_rows(store: StoreConnection, spool_dir: str, submission_id: str) -> None:
     """Rename the ``source_file`` of rows just ingested from ``spool_dir`` to the
     submission's prefix, and forget the spool files' ingest bookkeeping (the spool is
     temporary). Call inside the submission's transaction."""
@@ -86,7 +86,7 @@ def claim_rows(store: Store, spool_dir: str, submission_id: str) -> None:
         store.con.execute("DELETE FROM files WHERE starts_with(path, ?)", [folder])
 
 
-def record(store: Store, row: dict[str, Any]) -> None:
+def record(store: StoreConnection, row: dict[str, Any]) -> None:
     """Insert one submission row (``COLUMNS``; ``created_at`` defaults to now)."""
     row = {**row, "created_at": row.get("created_at")
            or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)}
@@ -94,14 +94,14 @@ def record(store: Store, row: dict[str, Any]) -> None:
                       f"({', '.join('?' * len(COLUMNS))})", [row[c] for c in COLUMNS])
 
 
-def list_submissions(store: Store, owner: str | None) -> list[dict[str, Any]]:
+def list_submissions(store: StoreConnection, owner: str | None) -> list[dict[str, Any]]:
     """Every submission (``owner`` None) or the owner's, newest first."""
     where, params = ("WHERE owner = ?", [owner]) if owner is not None else ("", [])
     return _dicts(store, f"SELECT * FROM submissions {where} "
                   "ORDER BY created_at DESC, submission_id", params)
 
 
-def get_submission(store: Store, submission_id: str, owner: str | None
+def get_submission(store: StoreConnection, submission_id: str, owner: str | None
                    ) -> dict[str, Any] | None:
     """One submission, if it exists and (unless ``owner`` is None) is the owner's."""
     rows = _dicts(store, "SELECT * FROM submissions WHERE submission_id = ?"
@@ -110,7 +110,7 @@ def get_submission(store: Store, submission_id: str, owner: str | None
     return rows[0] if rows else None
 
 
-def quarantine_of(store: Store, submission_id: str, limit: int = 1000
+def quarantine_of(store: StoreConnection, submission_id: str, limit: int = 1000
                   ) -> list[dict[str, Any]]:
     """The submission's quarantine rows (file, line, record, field, reason)."""
     return store.query(
@@ -119,7 +119,7 @@ def quarantine_of(store: Store, submission_id: str, limit: int = 1000
         f"LIMIT {int(limit)}", [source_prefix(submission_id)])
 
 
-def delete_submission(store: Store, submission_id: str) -> dict[str, int]:
+def delete_submission(store: StoreConnection, submission_id: str) -> dict[str, int]:
     """Remove the submission's rows in one transaction: its episodes, measurements and
     quarantine rows, its experiments unless episodes of another source still use them,
     and the submission itself. Returns the rows deleted per table."""
@@ -139,7 +139,7 @@ def delete_submission(store: Store, submission_id: str) -> dict[str, int]:
     return deleted
 
 
-def counts(store: Store) -> dict[str, int]:
+def counts(store: StoreConnection) -> dict[str, int]:
     """Submissions, episodes and quarantined rows in the store (for /metrics)."""
     n_sub = _scalar(store, "SELECT count(*) FROM submissions") if _exists(store) else 0
     return {"submissions": n_sub,

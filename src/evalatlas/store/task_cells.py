@@ -14,12 +14,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.queries import group_expr
 from evalatlas.store.selection import id_filter
 
 
-def task_cells(store: Store, by: str, ids: Sequence[str] | None
+def task_cells(store: StoreConnection, by: str, ids: Sequence[str] | None
                ) -> tuple[dict[str, Any], dict[Any, Any]]:
     """Per (group, task): ``k`` (group key), ``task``, ``n_all`` (episodes), ``n``
     (episodes with a known outcome), ``c`` (successes), ``rs``/``rn`` (reward sum and
@@ -41,7 +41,7 @@ def task_cells(store: Store, by: str, ids: Sequence[str] | None
     return arr, labels
 
 
-def drill_episodes(store: Store, by: str, ids: Sequence[str] | None, tasks: list[str],
+def drill_episodes(store: StoreConnection, by: str, ids: Sequence[str] | None, tasks: list[str],
                    text_limit: int) -> dict[str, Any]:
     """The episodes of ``tasks`` as numpy columns, ordered by the task's position in
     ``tasks`` (``t``), group key (``k``), attempt and trajectory: attempt, success,

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.selection import id_filter
 
 _LABEL_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -24,7 +24,7 @@ def _tier_key(name: str) -> tuple[int, int, str]:
 
 
 def load_tier_runs(
-    store: Store, label: str = "tier", experiment: list[str] | None = None,
+    store: StoreConnection, label: str = "tier", experiment: list[str] | None = None,
     impl_score: str = "impl_rate",
 ) -> dict[str, dict[str, np.ndarray]]:
     """Per tier value: arrays ``success``, ``impl`` (NaN = missing), ``cost`` (NaN = unknown)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.fast_jsonl import checker as fast_schema
 from evalatlas.store.ingest import ingest_paths
 
@@ -105,7 +105,7 @@ def _parsed(row: dict) -> dict:
 
 
 def _snapshot(db: Path, src: Path, fast: bool) -> tuple[list, list]:
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         rep = ingest_paths(store, [src], fast=fast, fast_min_bytes=0)
         rows = store.query("SELECT * EXCLUDE (ingest_batch, source_file) FROM episodes "
                            "ORDER BY experiment_id, trajectory_id")
@@ -180,14 +180,14 @@ def test_a_mixed_file_keeps_the_quick_route(tmp_path: Path,
     real = Preparer._stage_checked
     monkeypatch.setattr(Preparer, "_stage_checked",
                         lambda self, *a: slow.append(a) or real(self, *a))
-    with Store(tmp_path / "fast.duckdb") as store:
+    with StoreConnection(tmp_path / "fast.duckdb") as store:
         rep = ingest_paths(store, [src], fast=True, fast_min_bytes=0, chunk_bytes=20_000)
         fast = [_parsed(r) for r in store.query(
             "SELECT * EXCLUDE (ingest_batch, source_file) FROM episodes "
             "ORDER BY experiment_id, trajectory_id")]
         fast_x = store.query("SELECT * EXCLUDE (ingest_batch, source_file) FROM experiments "
                              "ORDER BY experiment_id")
-    with Store(tmp_path / "exact.duckdb") as store:
+    with StoreConnection(tmp_path / "exact.duckdb") as store:
         ingest_paths(store, [src], fast=False)
         exact = [_parsed(r) for r in store.query(
             "SELECT * EXCLUDE (ingest_batch, source_file) FROM episodes "

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evalatlas.records import spec
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.fast_jsonl import contract
 from evalatlas.store.ingest import ingest_paths
 
@@ -23,7 +23,7 @@ _JSON = ("scores", "extra", "judge_usage", "verifier", "findings", "investigatio
 
 
 def _rows(db: Path, src: Path, fast: bool) -> tuple[list[dict], list[dict], Any]:
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         rep = ingest_paths(store, [src], fast=fast, fast_min_bytes=0)
         rows = [{k: json.loads(v) if k in _JSON and isinstance(v, str) else v
                  for k, v in r.items()} for r in store.query(

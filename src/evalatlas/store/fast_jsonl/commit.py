@@ -23,7 +23,7 @@ import duckdb
 from evalatlas import interrupts
 from evalatlas.pricing import Pricing
 from evalatlas.store.costs import complete_batch
-from evalatlas.store.db import Store
+from evalatlas.store.db import StoreConnection
 from evalatlas.store.fast_jsonl.sql import key_hash, sql_str
 from evalatlas.store.fast_jsonl.state import Group, GroupLost, NotClean, Prepared
 
@@ -32,7 +32,7 @@ class Committer:
     """The committing side of :class:`~evalatlas.store.fast_jsonl.run.FastJsonl` (its
     state is set up there)."""
 
-    store: Store
+    store: StoreConnection
     pricing: Pricing
     con: duckdb.DuckDBPyConnection
     source: str

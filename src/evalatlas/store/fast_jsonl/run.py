@@ -25,7 +25,7 @@ from evalatlas.adapters.jsonl_stream import Chunk
 from evalatlas.errors import Problem
 from evalatlas.pricing import Pricing
 from evalatlas.records.limits import current as current_limits
-from evalatlas.store.db import DEFAULT_MEMORY_LIMIT, ENV_MEMORY, Store
+from evalatlas.store.db import DEFAULT_MEMORY_LIMIT, ENV_MEMORY, StoreConnection
 from evalatlas.store.fast_jsonl.commit import Committer
 from evalatlas.store.fast_jsonl.prepare import Preparer
 from evalatlas.store.fast_jsonl.sql import SET_AT_COMMIT, sql_str
@@ -47,7 +47,7 @@ class FastJsonl(Preparer, Committer):
     (:meth:`earlier_lines` and :meth:`remember` keep keys unique across both);
     :meth:`close` restores the store."""
 
-    def __init__(self, store: Store, source: str, max_depth: int = 100,
+    def __init__(self, store: StoreConnection, source: str, max_depth: int = 100,
                  pricing: Pricing | None = None) -> None:
         self.store = store
         self.pricing = pricing or Pricing()  # how a group's missing costs are completed
@@ -114,7 +114,7 @@ class FastJsonl(Preparer, Committer):
                     self.discard(prep)
                 self.group = None
             self.con.execute(f"SET checkpoint_threshold = {sql_str(self._threshold)}")
-            if self._own_memory_limit:  # the store's default (see Store._open)
+            if self._own_memory_limit:  # the store's default (see StoreConnection._open)
                 self.con.execute(f"SET memory_limit = '{DEFAULT_MEMORY_LIMIT}'")
             self.con.execute(f"SET threads = {int(self._threads)}")
             self._shape_thread.shutdown()
