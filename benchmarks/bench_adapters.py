@@ -43,9 +43,9 @@ CHILD = r"""
 import json, os, sys, time
 kind, src, db = sys.argv[1], sys.argv[2], sys.argv[3]
 def ingest(path, db):
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
     from evalatlas.store.ingest import ingest_paths
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         rep = ingest_paths(store, [path])
     return rep.episodes
 def samples_df(path, db):

@@ -64,9 +64,9 @@ if kind == "duckdb":
     n = con.execute("SELECT count(*) FROM t").fetchall()[0][0]
     con.close()
 elif kind == "evalatlas":
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
     from evalatlas.store.ingest import ingest_paths
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         rep = ingest_paths(store, [src])
     n = rep.episodes + rep.experiments
     extra = {"fast_chunks": rep.fast_path_chunks, "declined": len(rep.fast_path_declined),
@@ -95,9 +95,9 @@ elif kind == "naive":
         con.executemany("INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?)", rows)
     con.close()
 elif kind == "summary":
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
     from evalatlas.api import summary
-    with Store(db, read_only=True) as store:
+    with StoreConnection(db, read_only=True) as store:
         t0 = time.perf_counter()
         rows = summary(store).rows  # what `evalatlas summary` runs
     n = sum(r["episodes"] for r in rows)

@@ -227,7 +227,7 @@ def test_no_cycle_even_through_imports_inside_functions() -> None:
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("from evalatlas.store.db import Store\n", ["evalatlas.store.db"]),
+    ("from evalatlas.store.db import StoreConnection\n", ["evalatlas.store.db"]),
     ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import evalatlas.cli\n",
      ["evalatlas.cli"]),
     ("def f():\n    from ..store import db\n", ["evalatlas.store"]),

@@ -21,13 +21,13 @@ BATCH = 2_000
 SCRIPT = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
     from evalatlas.store.ingest import ingest_paths
 
     def progress(source, n):
         print(n, flush=True)
 
-    with Store(sys.argv[1]) as store:
+    with StoreConnection(sys.argv[1]) as store:
         ingest_paths(store, [Path(sys.argv[2])], batch_size=int(sys.argv[3]),
                      on_progress=progress, fast=sys.argv[4] == "fast")
     print("done", flush=True)
@@ -99,7 +99,7 @@ CHUNKED = textwrap.dedent("""
     import sys
     from pathlib import Path
     from evalatlas.adapters import jsonl_stream
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
     from evalatlas.store.ingest import ingest_paths
 
     jsonl_stream.ROW_GROUP_LINES = int(sys.argv[4])
@@ -107,7 +107,7 @@ CHUNKED = textwrap.dedent("""
     def progress(source, n):
         print(n, flush=True)
 
-    with Store(sys.argv[1]) as store:
+    with StoreConnection(sys.argv[1]) as store:
         ingest_paths(store, [Path(sys.argv[2])], on_progress=progress, fast=True,
                      chunk_bytes=int(sys.argv[3]))
     print("done", flush=True)

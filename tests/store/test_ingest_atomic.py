@@ -84,9 +84,9 @@ def test_killed_atomic_ingest_leaves_the_store_as_before(tmp_path):
     path = _jsonl(tmp_path / "k.jsonl", 200)
     script = textwrap.dedent(f"""
         import os, signal
-        from evalatlas.store.db import Store
+        from evalatlas.store.db import StoreConnection
         from evalatlas.store.ingest import ingest_paths
-        store = Store({str(db)!r})
+        store = StoreConnection({str(db)!r})
         real = store.write_batch
         n = []
         def write_batch(**kw):
