@@ -116,18 +116,23 @@ def main() -> None:
         load_s = time.perf_counter() - t0
         ref_s, ref = timed(lambda: pandas_reference(df), max(1, args.repeats // 2))
         store.close()
-    worst = 0.0
+    worst = clustered = 0.0
     for r in rows:
         e = ref.loc[r["agent_id"]]
         pairs = [(r["success_rate"], e["mean"]),
                  (r["success_rate_ci_low"], e["wilson_low"]),
-                 (r["success_rate_ci_high"], e["wilson_high"]),
-                 (r["success_rate_clustered_ci_low"], e["clustered_low"]),
-                 (r["success_rate_clustered_ci_high"], e["clustered_high"])]
+                 (r["success_rate_ci_high"], e["wilson_high"])]
         pairs += [(r["pass_at_k"][str(k)]["value"], e[f"pass@{k}"]) for k in KS]
         worst = max(worst, max(abs(a - b) for a, b in pairs))
-    assert len(rows) == N_AGENTS and sorted(rows[0]["pass_at_k"]) == sorted(map(str, KS))
+        # the reference's clustered interval is the plain t interval; the summary's keeps
+        # it inside [0, 1] (stats/standard_errors.py), so the two differ by design
+        clustered = max(clustered, abs(r["success_rate_clustered_ci_low"] - e["clustered_low"]),
+                        abs(r["success_rate_clustered_ci_high"] - e["clustered_high"]))
+    # every k the reference computes is there (the summary adds its default ks too)
+    assert len(rows) == N_AGENTS and set(map(str, KS)) <= set(rows[0]["pass_at_k"])
     assert worst < 1e-9, worst
+    print(f"rate, Wilson and pass@k equal to the reference (max abs difference {worst:.1e}); "
+          f"clustered interval vs the plain t interval: max abs difference {clustered:.1e}")
     print(f"episodes: {N_AGENTS * N_TASKS * N_ATTEMPTS:,} ({N_AGENTS} agents x {N_TASKS:,} "
           f"tasks x {N_ATTEMPTS} attempts); store built in {build_s:.1f} s")
     print(f"evalatlas outcome_summary (from the store): median {ours_s:.2f} s "
