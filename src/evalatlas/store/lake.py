@@ -278,7 +278,7 @@ def current_snapshot(con: Any) -> int:
 
 
 def newest_snapshot(store: Any) -> int:
-    """The newest snapshot of a lake :class:`~evalatlas.store.db.Store` (or a view of
+    """The newest snapshot of a lake :class:`~evalatlas.store.db.StoreConnection` (or a view of
     one): what its next read sees unless a commit lands first."""
     return current_snapshot(store.con)
 
