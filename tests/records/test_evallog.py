@@ -123,3 +123,15 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path, monkeypatch) ->
 def test_strict_json_rejects_nan() -> None:
     with pytest.raises(jsonio.NonFiniteJSONError):
         jsonio.loads_strict('{"reward": NaN}')
+
+
+def test_episode_dirs_sorted_by_name_without_archives_or_files(tmp_path: Path) -> None:
+    from evalatlas.records.evallog import episode_dirs
+
+    eps = tmp_path / "episodes"
+    for name in ("b", "a", "a.archived_2024", "c10", "c9"):
+        (eps / name).mkdir(parents=True)
+    (eps / "stray.json").write_text("{}")
+    (eps / "link").symlink_to(eps / "a")
+    assert [p.name for p in episode_dirs(tmp_path)] == ["a", "b", "c10", "c9", "link"]
+    assert episode_dirs(tmp_path / "missing") == []

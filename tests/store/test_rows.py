@@ -55,3 +55,20 @@ def test_row_problem_names_the_record_field_of_a_flattened_column() -> None:
                         usage={"model": "gpt\ud800"})
     field, reason = rows.row_problem("episodes", rows.episode_row(rec, None, 1))
     assert field == "usage.model" and "lone surrogate" in reason
+
+
+def test_json_text_is_compact_json_of_the_same_value_and_refuses_what_json_dumps_refuses(
+) -> None:
+    values = [{"a": 1, "b": [1.5, None, "é\u2028\x01"], "c": {"d": -0.0}},
+              {"n": 123456789012345678901234567890, "f": 1e16, "g": 1e-7},
+              {"usage": None}, [1, 2], {1: "int key"}]
+    for v in values:
+        text = rows.json_text(v)
+        assert json.loads(text) == json.loads(json.dumps(v))
+        assert ": " not in text  # the compact form
+    for bad in ({"a": float("nan")}, {"a": [float("inf")]}, {"a": {"b": -float("inf")}}):
+        with pytest.raises(ValueError, match="JSON compliant"):
+            rows.json_text(bad)
+    # what msgspec cannot encode is json.dumps's text, judged when the row is checked
+    assert rows.json_text({"a": "\ud800"}) == '{"a": "\ud800"}'
+    assert rows.json_text({None: 1}) == '{"null": 1}'

@@ -181,11 +181,10 @@ def read_experiment_dir(root: Path) -> Iterator[Item]:
             yield exc.problem
             yield Problem(str(root), "episodes not read because the experiment record is invalid")
             return
-    dirs = episode_dirs(root)
     if experiment is None:
         agents: set[str] = set()
         tasks: set[str] = set()
-        for d in dirs:
+        for d in episode_dirs(root):
             meta = d / METADATA_FILE
             if meta.is_file():
                 try:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from evalatlas import safe_write
 from evalatlas.errors import InputError, Problem
@@ -49,8 +52,27 @@ def _find_non_finite(value: Any, path: str = "") -> tuple[str, str] | None:
     return None
 
 
+_decode = msgspec.json.decode
+
+
 def loads_strict(text: str | bytes) -> Any:
-    """``json.loads`` that rejects NaN / Infinity literals, naming the field that held one."""
+    """``json.loads`` that rejects NaN / Infinity literals, naming the field that held one.
+
+    msgspec's decoder is tried first (~3x cheaper than ``json.loads`` with the non-finite
+    hooks): it accepts only standard JSON, and whatever it accepts ``json.loads`` reads to
+    the same value (the last of duplicate keys wins, numbers are correctly rounded, big
+    integers stay exact). Anything it refuses (NaN, ``1e999``, a lone surrogate escape,
+    too deep a nesting, broken syntax, an integer over its range) is parsed again by
+    ``json.loads``, which decides and words the error exactly as before
+    (``tests/records/test_jsonio.py`` checks both on valid and hostile documents)."""
+    try:
+        return _decode(text)
+    except Exception:  # any refusal: the exact parse decides
+        return _loads_exact(text)
+
+
+def _loads_exact(text: str | bytes) -> Any:
+    """:func:`loads_strict` by ``json.loads`` alone (the decision on refused input)."""
     seen: list[str] = []
 
     def constant(name: str) -> _NonFinite:
@@ -132,30 +154,59 @@ def parse_jsonl_line(raw: bytes, path: Path | str, lineno: int, max_depth: int =
     return value
 
 
-def read_json_file(path: Path) -> Any:
-    """Read one JSON document, raising :class:`InputError` naming the file on any failure."""
-    if path.is_dir():
-        raise InputError.at(path, "is a directory, expected a JSON file")
+ABSENT: Any = object()
+"""What :func:`read_json_file_if_present` returns for a file that does not exist."""
+
+
+def read_json_file(path: Path | str) -> Any:
+    """Read one JSON document, raising :class:`InputError` naming the file on any failure.
+
+    One ``open``, one ``fstat`` (the size limit) and one read: an EvalLog folder of
+    10,000 episodes reads 10,000 of these, where a ``stat`` of its own per check added up
+    to a third of the read."""
+    return _read_json(path, missing_ok=False)
+
+
+def read_json_file_if_present(path: Path | str) -> Any:
+    """:func:`read_json_file`, or :data:`ABSENT` when nothing is at ``path`` (nor a
+    symbolic link to something): the existence check and the read are one ``open``."""
+    return _read_json(path, missing_ok=True)
+
+
+def _read_json(path: Path | str, *, missing_ok: bool) -> Any:
     from evalatlas.records import limits
 
     limit = limits.current().max_record_bytes
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise InputError.at(path, f"file is {size:,} bytes, over the {limit:,}-byte limit "
-                                "for one JSON document "
-                                f"({limits.current().raise_hint('max_record_bytes')})")
-        raw = path.read_bytes()
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise InputError.at(path, f"file is {size:,} bytes, over the {limit:,}-byte "
+                                    "limit for one JSON document "
+                                    f"({limits.current().raise_hint('max_record_bytes')})")
+            raw = fh.read()
+    except IsADirectoryError:
+        raise InputError.at(path, "is a directory, expected a JSON file") from None
+    except FileNotFoundError as exc:
+        if missing_ok:
+            return ABSENT
+        raise InputError.at(path, f"cannot read: {exc.strerror or exc}") from exc
     except OSError as exc:
         raise InputError.at(path, f"cannot read: {exc.strerror or exc}") from exc
     if not raw.strip():
         raise InputError.at(path, "empty file")
     try:
-        return loads_strict(raw.decode("utf-8"))
+        return _decode(raw)  # the common case; see loads_strict
+    except Exception:  # any refusal: the exact parse decides
+        pass
+    try:
+        return _loads_exact(raw.decode("utf-8"))
     except NonFiniteJSONError as exc:
         raise InputError.at(path, str(exc), field=exc.field) from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError.at(path, describe_json_error(exc)) from exc
+    except ValueError as exc:  # an integer of over 4,300 digits (Python's int limit)
+        raise InputError.at(path, f"invalid JSON: {exc}") from exc
     except RecursionError as exc:
         raise InputError.at(path, too_deep_reason(limits.current().max_json_depth)) from exc
 
