@@ -32,9 +32,7 @@ from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.redaction import (
     column_types,
-    redact_flagged,
     redact_rows,
-    redaction_functions,
     row_gate,
 )
 from evalatlas.store.schema import (
@@ -489,11 +487,15 @@ class StoreConnection:
 
     def insert_table(self, table: str, rows: pa.Table) -> None:
         """Upsert an Arrow table of ``table``'s columns (the columnar path,
-        :mod:`evalatlas.store.columnar`), its text cells redacted in DuckDB: one scan per
-        row (:func:`~evalatlas.store.redaction.row_gate`) finds the rows that may hold a
-        credential, and only those are staged and redacted
-        (:func:`~evalatlas.store.redaction.redact_flagged`), as the fast JSONL path does;
-        the others are inserted as they are. Call inside a transaction."""
+        :mod:`evalatlas.store.columnar`), its text cells redacted: one scan per row in
+        DuckDB (:func:`~evalatlas.store.redaction.row_gate`) finds the rows that may
+        hold a credential, and only those are redacted, by the exact path's
+        :func:`~evalatlas.store.redaction.redact_rows` (memoised for the batch: a
+        Terminal-Bench task's description, which names passwords, repeats in all its
+        trials); the others are inserted as they are, all in one upsert. Why not in
+        DuckDB, as the fast JSONL path does: for a batch of a few thousand rows the
+        staging table, the UDFs' registration and the per-row callbacks cost more than
+        the redaction itself. Call inside a transaction."""
         if rows.num_rows == 0:
             return
         name = f"_evalatlas_{table}_arrow"
@@ -510,21 +512,14 @@ class StoreConnection:
             return
         import pyarrow as pa
 
-        self._upsert_arrow(table, rows.filter(pa.array(~flags)))
-        stage = f"_evalatlas_{table}_stage"
-        self.con.register(name, rows.filter(pa.array(flags)))
-        try:
-            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {stage} AS "
-                             f"SELECT *, true AS _flag FROM {name}")
-        finally:
-            self.con.unregister(name)
-        try:
-            with redaction_functions(self.con):
-                redact_flagged(self.con, stage, types, "_flag", table=table)
-            self.upsert_from(table, f"(SELECT * EXCLUDE (_flag) FROM {stage})")
-        finally:  # a failed statement aborted the transaction: its rollback drops it
-            with contextlib.suppress(duckdb.Error):
-                self.con.execute(f"DROP TABLE IF EXISTS {stage}")
+        flagged = rows.filter(pa.array(flags))
+        cells = list(zip(*(c.to_pylist() for c in flagged.columns), strict=True))
+        red = redact_rows(table, flagged.column_names, types, cells, flagged=True)
+        schema = rows.schema
+        redacted = pa.Table.from_arrays(
+            [pa.array(list(col), type=schema.field(i).type)
+             for i, col in enumerate(zip(*red, strict=True))], schema=schema)
+        self._upsert_arrow(table, pa.concat_tables([rows.filter(pa.array(~flags)), redacted]))
 
     def _upsert_arrow(self, table: str, rows: pa.Table) -> None:
         """Upsert an Arrow table as it is (no redaction: callers redact first)."""
