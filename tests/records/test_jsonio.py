@@ -105,3 +105,26 @@ def test_absent_unreadable_directory_and_oversized(tmp_path: Path) -> None:
     with using(ReadLimits(max_record_bytes=1000)), \
             pytest.raises(InputError, match="over the 1,000-byte limit"):
         read_json_file(tmp_path / "big.json")
+
+
+def test_loads_like_python_reads_as_json_loads_and_restores_the_collector() -> None:
+    import gc
+    import math
+
+    from evalatlas.records.jsonio import loads_like_python
+
+    for raw in (b'{"a": [1, 2.5, "x"], "b": null}', b'{"s": NaN, "t": -Infinity}',
+                b"\xef\xbb\xbf[1]", '{"u": "\u00e9"}'):
+        got, want = loads_like_python(raw), json.loads(raw)
+        assert repr(got) == repr(want)
+    assert math.isnan(loads_like_python(b"[NaN]")[0])
+    assert gc.isenabled()
+    with pytest.raises(json.JSONDecodeError):
+        loads_like_python(b"{broken")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        loads_like_python(b"[1]")
+        assert not gc.isenabled()  # a caller's pause is left as it was
+    finally:
+        gc.enable()

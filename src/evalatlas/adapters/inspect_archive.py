@@ -15,7 +15,6 @@ by name. ``samples/*`` (full transcripts) are never opened.
 from __future__ import annotations
 
 import io
-import json
 import struct
 import zipfile
 import zlib
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.errors import InputError
-from evalatlas.records.jsonio import read_json_file
+from evalatlas.records.jsonio import loads_like_python, read_json_file
 from evalatlas.records.limits import current as current_limits
 
 _ZIP_ZSTD = 93
@@ -182,7 +181,7 @@ class _Archive:
         if raw is None:
             return None
         try:
-            return json.loads(raw)
+            return loads_like_python(raw)
         except ValueError as exc:
             raise InputError.at(self.path, f"invalid JSON in member: {exc}",
                                 field=name) from exc

@@ -7,6 +7,7 @@ Atomic because a crash mid-write must never leave a half-written record behind.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -69,6 +70,27 @@ def loads_strict(text: str | bytes) -> Any:
         return _decode(text)
     except Exception:  # any refusal: the exact parse decides
         return _loads_exact(text)
+
+
+def loads_like_python(raw: str | bytes) -> Any:
+    """``json.loads(raw)``'s value (NaN and Infinity read as Python's ``json`` reads them,
+    for formats such as Inspect's that may write them), msgspec first as in
+    :func:`loads_strict`: ``json.loads`` decides whatever msgspec refuses, and raises
+    its own errors.
+
+    The cyclic garbage collector is paused while it decodes: a decoded document holds no
+    cycles, but its thousands of new dicts and lists set the collector off again and
+    again over everything alive (an Inspect log's 2.7 MB of sample summaries: 20 -> 9 ms
+    of CPU)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _decode(raw)
+    except Exception:  # any refusal: the exact parse decides
+        return json.loads(raw)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _loads_exact(text: str | bytes) -> Any:
