@@ -2,8 +2,8 @@
 
 Baseline in the same run: ingest with the redaction step replaced by a no-op. Exact path
 (the columnar batch: :func:`evalatlas.store.redaction.row_gate` flags rows in DuckDB,
-:func:`~evalatlas.store.redaction.redact_flagged` redacts those; small batches:
-:func:`~evalatlas.store.redaction.redact_rows` in Python) and fast path (the same gate in
+:func:`~evalatlas.store.redaction.redact_rows` redacts those in Python; small batches:
+``redact_rows`` on every row) and fast path (the same gate in
 the staging SQL, :mod:`evalatlas.store.fast_jsonl.prepare`). The no-op is a gate that
 flags nothing. Episodes carry free text (question, answer with "tokens" in it, an extra
 dict) but no secret, the common case.
@@ -48,7 +48,7 @@ def ingest_seconds(src: Path, workdir: Path, *, fast: bool, redact: bool) -> flo
     (the row gate of both paths, and the small batches' Python pass) is a no-op."""
     saved = db_module.redact_rows, db_module.row_gate, fast_module.row_gate
     if not redact:
-        db_module.redact_rows = lambda table, columns, types, rows: rows
+        db_module.redact_rows = lambda table, columns, types, rows, **_: rows
         db_module.row_gate = fast_module.row_gate = _no_gate
     store_path = workdir / f"s-{fast}-{redact}.duckdb"
     store_path.unlink(missing_ok=True)
