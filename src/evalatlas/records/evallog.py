@@ -163,9 +163,9 @@ def iter_episode_dir(
     """
     seen: set[str] = set()
     ep_root = os.path.join(root, EPISODES_DIR)
-    for name in _episode_dir_names(root):
-        ep_dir = os.path.join(ep_root, name)
-        path = os.path.join(ep_dir, EPISODE_FILE)
+    for name in _episode_dir_names(root):  # names from a listing: no separator in them
+        ep_dir = f"{ep_root}{os.sep}{name}"
+        path = f"{ep_dir}{os.sep}{EPISODE_FILE}"
         ep: EpisodeRecord | None
         where = path
         try:
@@ -193,7 +193,7 @@ def iter_episode_dir(
             continue
         seen.add(ep.trajectory_id)
         yield ep
-        mpath = os.path.join(ep_dir, MEASUREMENTS_FILE)
+        mpath = f"{ep_dir}{os.sep}{MEASUREMENTS_FILE}"
         if os.path.exists(mpath):
             for item in iter_jsonl_records(Path(mpath), Measurement):
                 if isinstance(item, Measurement) and item.experiment_id != experiment_id:
