@@ -11,9 +11,9 @@ whose conversion is the check: an integer its column cannot hold or a lone surro
 (no UTF-8 for it) fails the column's conversion. Only then are the batch's rows checked
 one by one (:func:`batch_problems`, the same :func:`~evalatlas.store.rows.row_problem`
 as before), so a bad record is quarantined with the same field and reason and its
-neighbours are stored. Redaction runs in DuckDB on the written batch's staged rows
-(:meth:`evalatlas.store.db.StoreConnection.insert_table`: the fast path's one-scan gate, then only
-flagged rows through the redaction functions).
+neighbours are stored. Redaction (:meth:`evalatlas.store.db.StoreConnection.insert_table`): the
+fast path's one-scan gate in DuckDB flags the rows that may hold a credential, and only
+those go through the exact path's :func:`~evalatlas.store.redaction.redact_rows`.
 """
 
 from __future__ import annotations

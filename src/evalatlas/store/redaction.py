@@ -4,7 +4,8 @@ The rules live in :mod:`evalatlas.records.redact` (the one redaction function); 
 module only applies them to store rows, in three places:
 
 - :func:`redact_rows`: rows written through :meth:`StoreConnection.write_batch` (exact-path ingest,
-  judge, runner), in Python, cell by cell;
+  judge, runner), in Python, cell by cell; for the columnar batch of adapters'
+  episodes, only the rows :func:`row_gate` flags in DuckDB;
 - :func:`row_gate` and :func:`redact_flagged`: rows the DuckDB-native fast path stages by
   SQL, before they are inserted: one scan per row flags those that may hold a
   credential, and only those are redacted in place (:func:`redact_batch_in_place` does
