@@ -9,6 +9,7 @@ NaN scores are dropped before computing and counted by :func:`mean_with_interval
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -168,8 +169,14 @@ def mean_with_interval(
     return Interval(est, est - half, est + half, se, n, name, confidence, c, n_nan)
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(confidence: float, df: float) -> float:
     """Two-sided Student-t quantile ``t_{df}(0.5 + confidence/2)`` (normal when df is inf).
+
+    Memoised (a pure function of its two numbers): a summary asks for the same few
+    (confidence, df) pairs thousands of times, one per group and interval, and the
+    bisection below costs O(df) per step (``benchmarks/bench_scale.py``: 81 of 116 s of
+    a 2,000-group summary before the cache).
 
     Integer ``df`` (the usual case: observations or clusters minus one) is computed
     without scipy, which costs 0.3-2 s of CLI time to import (``scipy.stats`` more than
