@@ -103,8 +103,11 @@ def episodes_sql(n: int, seed: int) -> str:
     ability = f"(-2.0 + 4.0 * agent / {N_AGENTS - 1})"
     difficulty = f"(-3.0 + 6.0 * {_u('task', seed, 4)})"
     p = f"(1.0 / (1.0 + exp(-({ability} - {difficulty}))))"
-    success = (f"CASE WHEN u_err < 0.002 THEN NULL WHEN u_err < 0.012 THEN false "
-               f"ELSE u_out < {p} END")
+    shaped = f"""
+        SELECT *, CASE WHEN u_err < 0.002 THEN NULL WHEN u_err < 0.012 THEN false
+                       ELSE u_out < {p} END AS ok
+        FROM ({shaped})"""
+    success = "ok"
     prompt = "(2000 + (u_tok * 60000)::BIGINT)"
     completion = "(200 + (u_out * 4000)::BIGINT)"
     exprs = {
