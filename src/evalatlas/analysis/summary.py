@@ -239,7 +239,9 @@ def outcome_rows(
     if keys.size == 0:
         return []
     agents = np.asarray(counts.get("agent_k", keys), dtype=object)
-    tasks = np.asarray(counts["task"], dtype=object)
+    tasks = np.asarray(counts["task"])
+    if tasks.dtype.kind not in "iu":  # numbers in task_id order stay numbers
+        tasks = tasks.astype(object)
     n_all = np.asarray(counts["n"], dtype=np.int64)
     c_all = np.asarray(counts["c"], dtype=np.int64)
     change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
@@ -262,7 +264,9 @@ def _outcome_row(n_rows: np.ndarray, c_rows: np.ndarray, task_rows: np.ndarray,
     """The numbers of one group from its per-(agent, task) counts."""
     n, c = int(n_rows.sum()), int(c_rows.sum())
     lo, hi = wilson_interval(c, n, confidence)
-    _, task_code = np.unique(task_rows.astype(str), return_inverse=True)
+    # tasks as numbers in task_id order (evalatlas.store.summary_scan) or as ids
+    _, task_code = np.unique(task_rows if task_rows.dtype.kind in "iu"
+                             else task_rows.astype(str), return_inverse=True)
     # tasks as clusters (whichever agent ran them); 0/1 outcomes, so a task's sum of
     # squares is its successes
     n_by_task = np.bincount(task_code, weights=n_rows).astype(float)

@@ -46,13 +46,13 @@ from evalatlas.analysis.summary import (
     summary_result,
 )
 from evalatlas.selectors import as_selectors
-from evalatlas.store.catalog import cost_totals, experiment_catalog, group_experiments
+from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.costs import unknown_price_models
 from evalatlas.store.db import StoreConnection
-from evalatlas.store.outcomes import task_outcome_counts
 from evalatlas.store.published import published_metrics, score_values, source_notes
-from evalatlas.store.queries import error_counts, rewards_by_group, summary_totals
+from evalatlas.store.queries import error_counts
 from evalatlas.store.selection import experiments_of
+from evalatlas.store.summary_scan import summary_scan
 
 SPLIT = "_agent_in_benchmark"
 """The internal grouping (:data:`evalatlas.store.queries.GROUPS`) of agents within
@@ -72,22 +72,20 @@ def _benchmark_blocks(catalog: list[dict[str, Any]], ids: list[str] | None) -> b
 
 def _rows(store: StoreConnection, groups: list[str], ids: list[str] | None, *, confidence: float,
           ks: Sequence[int] | None, outcome: str, missing: str) -> list[dict[str, Any]]:
-    """The per-group numbers of one block of experiments (None: all)."""
-    rows = group_rows(summary_totals(store, groups, experiment=ids, outcome=outcome),
-                      error_counts(store, groups, experiment=ids),
-                      rewards_by_group(store, groups, experiment=ids, outcome=outcome),
-                      groups, confidence=confidence, missing=missing)
+    """The per-group numbers of one block of experiments (None: all), from two scans of
+    the episodes (:func:`evalatlas.store.summary_scan.summary_scan`)."""
+    scan = summary_scan(store, groups, experiment=ids, outcome=outcome)
+    rows = group_rows(scan.totals, error_counts(store, groups, experiment=ids),
+                      scan.rewards, groups, confidence=confidence, missing=missing)
     if len(groups) == 1:
-        counts, labels = task_outcome_counts(store, groups[0], experiment=ids,
-                                             outcome=outcome)
-        merge_outcomes(rows, outcome_rows(counts, labels, groups[0], ks=ks,
+        labels = {r["k0"]: r["g0"] for r in scan.totals}
+        merge_outcomes(rows, outcome_rows(scan.outcomes, labels, groups[0], ks=ks,
                                           confidence=confidence), groups[0])
-        costs = cost_rows(cost_totals(store, groups[0], experiment=ids, outcome=outcome),
-                          confidence)
+        costs = cost_rows(scan.costs, confidence)
         for row in rows:
             row.update(costs.get(row[GROUP_KEY][0], _NO_COST))
     members: dict[tuple, list[str]] = {}
-    for r in group_experiments(store, groups, experiment=ids):
+    for r in scan.members:
         members.setdefault(tuple(r[f"k{i}"] for i in range(len(groups))), []).append(
             r["experiment_id"])
     for row in rows:
