@@ -21,9 +21,16 @@ from evalatlas.atlas.adaptive import (
     predicted_rate,
 )
 from evalatlas.atlas.errors import AtlasError
-from evalatlas.atlas.fitting import Z95, fit_episodes, fit_matrix
+from evalatlas.atlas.fitting import Z95, fit_built, fit_episodes, fit_matrix
 from evalatlas.atlas.irt import ModelSpec, Priors
-from evalatlas.atlas.matrix import CellKind, DriftMode, ResponseMatrix, build_matrix
+from evalatlas.atlas.matrix import (
+    CellKind,
+    DriftMode,
+    ResponseMatrix,
+    build_matrix,
+    check_kinds,
+    matrix_from_store_cells,
+)
 from evalatlas.atlas.results import (
     AgentEstimate,
     AtlasFit,
@@ -112,10 +119,21 @@ def fit(
         store, close = _open(source, read_only=not save)
         try:
             bench = select_benchmarks(store, bench)
-            frame = atlas_store.matrix_episodes(store, bench)
-            frame, dropped = _drop_tasks(frame, excluded)
-            result = fit_episodes(frame, cell=cell, drift=drift, **kw)
-            _note_excluded(result, excluded, dropped)
+            if excluded is None:
+                # cells aggregated in DuckDB: no Python row per episode (issue 23)
+                check_kinds(cell, drift)
+                # the benchmarks as named too, as build_matrix filters a frame by them
+                named = bench if kw["benchmark"] is None else [
+                    b for b in bench or [] if b in set(kw["benchmark"])]
+                built = matrix_from_store_cells(
+                    atlas_store.matrix_cells(store, named, cell, drift), cell=cell,
+                    drift=drift)
+                result = fit_built(built, drift=drift, **kw)
+            else:
+                frame = atlas_store.matrix_episodes(store, bench)
+                frame, dropped = _drop_tasks(frame, excluded)
+                result = fit_episodes(frame, cell=cell, drift=drift, **kw)
+                _note_excluded(result, excluded, dropped)
             # a run that did not finish is in the matrix with the samples it has: say so
             result.notes.extend(incomplete_note(experiment_catalog(store), benchmark=bench))
             if save:

@@ -242,6 +242,18 @@ def fit_episodes(
     """Build the matrix from an episodes frame and fit it (see :func:`fit_matrix`)."""
     bench = [benchmark] if isinstance(benchmark, str) else benchmark
     matrix = build_matrix(frame, cell=cell, drift=drift, benchmark=bench)
+    return fit_built(matrix, model=model, holdout=holdout, seed=seed, drift=drift,
+                     propensity=propensity, benchmark=bench, priors=priors)
+
+
+def fit_built(
+    matrix: ResponseMatrix, *, model: str = "2pl", holdout: float = 0.1, seed: int = 0,
+    drift: DriftMode = "split", propensity: bool = False,
+    benchmark: list[str] | None = None, priors: Priors | None = None,
+) -> AtlasFit:
+    """Fit a matrix built from episodes (a frame's, or the store's own aggregate);
+    none with a known outcome is an :class:`AtlasError`."""
+    bench = benchmark
     if matrix.n_agents == 0 or matrix.n_items == 0:
         where = f" for benchmark {', '.join(bench)}" if bench else ""
         raise AtlasError(f"no episodes with a known outcome{where}: nothing to fit")

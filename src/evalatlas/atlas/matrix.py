@@ -180,6 +180,14 @@ def find_drift(
     return rows
 
 
+def check_kinds(cell: str, drift: str) -> None:
+    """An :class:`AtlasError` for an unknown cell kind or drift mode."""
+    if cell not in ("success", "reward"):
+        raise AtlasError(f"unknown cell kind {cell!r}; use success or reward")
+    if drift not in ("split", "merge", "refuse"):
+        raise AtlasError(f"unknown drift mode {drift!r}; use split, merge or refuse")
+
+
 def build_matrix(
     frame: Any,
     *,
@@ -196,10 +204,7 @@ def build_matrix(
     raises :class:`DriftError` listing the drifted tasks.
     ``benchmark`` keeps only those benchmarks.
     """
-    if cell not in ("success", "reward"):
-        raise AtlasError(f"unknown cell kind {cell!r}; use success or reward")
-    if drift not in ("split", "merge", "refuse"):
-        raise AtlasError(f"unknown drift mode {drift!r}; use split, merge or refuse")
+    check_kinds(cell, drift)
     agent_id = [str(v) for v in _column(frame, "agent_id")]
     n = len(agent_id)
     names = _column(frame, "agent_name", n)
@@ -280,6 +285,49 @@ def build_matrix(
         coverage=_coverage(rows, agent_id, display, bench, task, n_tasks),
         drift=drift_rows, episodes_used=len(rows), episodes_unknown_outcome=unknown,
     )
+
+
+def matrix_from_store_cells(agg: dict[str, Any], *, cell: CellKind = "success",
+                            drift: DriftMode = "split") -> ResponseMatrix:
+    """The :class:`ResponseMatrix` of :func:`build_matrix` from cells the store already
+    aggregated (:func:`evalatlas.store.atlas.matrix_cells`): the same agents, items,
+    cells, coverage and drift rows, in the same order, without a Python row per
+    episode. A reward cell's ``k`` is summed in DuckDB: equal to build_matrix's up to
+    float rounding in the last digits (success cells are exact)."""
+    if agg["bad"]:
+        raise AtlasError(f"{agg['bad']} episode(s) have a reward outside [0, 1] (e.g. "
+                         f"{agg['first_bad']!r}); --cell reward needs rewards in [0, 1]; "
+                         "use --cell success")
+    ids = [str(r["agent_id"]) for r in agg["agents"]]
+    display = {str(r["agent_id"]): r["agent_name"] or str(r["agent_id"])[:12]
+               for r in agg["agents"]}
+    drift_rows = find_drift([r["benchmark"] for r in agg["drift_rows"]],
+                            [str(r["task_id"]) for r in agg["drift_rows"]],
+                            [r["task_version_hash"] for r in agg["drift_rows"]],
+                            [display[str(r["agent_id"])] for r in agg["drift_rows"]])
+    if drift == "refuse" and drift_rows:
+        raise DriftError(drift_rows)
+    n_agents, n_items = len(ids), len(agg["items"])
+    cells = Cells(np.asarray(agg["agent"], dtype=np.int64),
+                  np.asarray(agg["item"], dtype=np.int64),
+                  np.asarray(agg["k"], dtype=np.float64),
+                  np.asarray(agg["n"], dtype=np.float64), n_agents, n_items)
+    coverage = []
+    for r in sorted(agg["coverage"], key=lambda r: (display[str(r["agent_id"])],
+                                                    r["benchmark"])):
+        nt = int(r["n_tasks"]) if r["n_tasks"] is not None else None
+        coverage.append({"agent": display[str(r["agent_id"])], "agent_id": r["agent_id"],
+                         "benchmark": r["benchmark"], "tasks_run": int(r["tasks_run"]),
+                         "n_tasks": nt,
+                         "coverage": None if not nt else min(1.0, int(r["tasks_run"]) / nt)})
+    return ResponseMatrix(
+        cell=cell, agent_ids=ids, agent_names=[display[a] for a in ids],
+        agent_descriptions=[r["agent_description"] or None for r in agg["agents"]],
+        item_benchmark=[r["benchmark"] for r in agg["items"]],
+        item_task_id=[str(r["task_id"]) for r in agg["items"]],
+        item_hash=[r["item_hash"] for r in agg["items"]], cells=cells,
+        coverage=coverage, drift=drift_rows, episodes_used=agg["used"],
+        episodes_unknown_outcome=agg["unknown"])
 
 
 def _coverage(rows: list[int], agent_id: list[str], display: dict[str, str],

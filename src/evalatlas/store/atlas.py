@@ -48,7 +48,9 @@ def matrix_episodes(store: StoreConnection, benchmark: list[str] | None = None) 
     ``?<experiment_id>`` (as in ``summary``) and benchmark ``(unknown)``.
     """
     where, params = "", []
-    if benchmark:
+    if benchmark is not None and not benchmark:
+        where = "WHERE false"
+    elif benchmark:
         where = ("WHERE coalesce(x.benchmark_name, '(unknown)') IN ("
                  + ", ".join("?" for _ in benchmark) + ")")
         params = list(benchmark)
@@ -64,6 +66,124 @@ def matrix_episodes(store: StoreConnection, benchmark: list[str] | None = None) 
         ORDER BY agent_id, benchmark, e.task_id, e.task_version_hash, e.trajectory_id
     """
     return store.con.sql(sql, params=params).to_arrow_table()
+
+
+_KEPT = {
+    # cell kind: (the episode's value, the episode is used, its outcome is unknown)
+    "success": ("coalesce(e.success, e.reward > 0)::DOUBLE",
+                "coalesce(e.success, e.reward > 0) IS NOT NULL",
+                "coalesce(e.success, e.reward > 0) IS NULL"),
+    "reward": ("e.reward", "e.reward >= 0 AND e.reward <= 1", "e.reward IS NULL"),
+}
+"""Per cell kind, the SQL of :func:`evalatlas.atlas.matrix.build_matrix`'s rules: a
+success cell reads ``success``, else ``reward > 0``; a reward cell reads rewards in
+[0, 1] (others are refused by the caller, never clipped)."""
+
+_counter = iter(range(1 << 62))
+
+
+def matrix_cells(store: StoreConnection, benchmark: list[str] | None, cell: str,
+                 drift: str) -> dict[str, Any]:
+    """The response matrix's cells aggregated in DuckDB, for
+    :func:`evalatlas.atlas.matrix.matrix_from_store_cells`: the same cells, labels and order as
+    :func:`~evalatlas.atlas.matrix.build_matrix` over :func:`matrix_episodes`, without
+    one Python row per episode (100M episodes are 10M agent x task cells; issue 23).
+
+    Returns ``agents`` (agent_id, agent_name of its first used episode, first non-empty
+    description; in agent_id order), ``items`` (benchmark, task_id, task_version_hash,
+    or None under ``drift='merge'``; in order of first appearance), arrays ``agent``,
+    ``item``, ``k``, ``n`` (sorted by agent, item), ``coverage`` rows (agent_id,
+    benchmark, tasks_run, n_tasks), ``drift_rows`` (benchmark, task_id,
+    task_version_hash, agent_id of every task seen under several hashes), ``used``,
+    ``unknown``, ``bad`` (rewards outside [0, 1]) and ``first_bad``."""
+    value, kept, unknown = _KEPT[cell]
+    where, params = "", []
+    if benchmark is not None and not benchmark:
+        where = "WHERE false"
+    elif benchmark:
+        where = ("WHERE coalesce(x.benchmark_name, '(unknown)') IN ("
+                 + ", ".join("?" for _ in benchmark) + ")")
+        params = list(benchmark)
+    tag = f"_ea_matrix{next(_counter)}"
+    con = store.con
+    hash_key = "NULL::VARCHAR" if drift == "merge" else "c.task_version_hash"
+    try:
+        # per (experiment, task, version): one scan of the episodes
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_c1 AS
+            SELECT e.experiment_id, e.task_id, e.task_version_hash,
+                   count(*) FILTER (WHERE {kept}) AS n,
+                   sum({value}) FILTER (WHERE {kept}) AS k,
+                   count(*) FILTER (WHERE {unknown}) AS unknown,
+                   count(*) FILTER (WHERE NOT ({kept}) AND NOT ({unknown})) AS bad,
+                   min(e.trajectory_id) FILTER (WHERE {kept}) AS first_traj
+            FROM episodes e
+            {"" if not where else "LEFT JOIN experiments x USING (experiment_id) " + where}
+            GROUP BY ALL""", params)
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_c2 AS
+            SELECT coalesce(x.agent_id, '?' || c.experiment_id) AS agent_id,
+                   coalesce(x.agent_name, '(no experiment record)') AS agent_name,
+                   json_extract_string(x.agent, '$.description') AS agent_description,
+                   coalesce(x.benchmark_name, '(unknown)') AS benchmark,
+                   x.subset_n_tasks AS n_tasks, c.task_id, c.task_version_hash,
+                   {hash_key} AS item_hash, c.n, c.k, c.first_traj
+            FROM {tag}_c1 c LEFT JOIN experiments x USING (experiment_id)
+            WHERE c.n > 0""")
+        totals = store.query(f"SELECT coalesce(sum(n), 0) AS used, "
+                             f"coalesce(sum(unknown), 0) AS unknown, "
+                             f"coalesce(sum(bad), 0) AS bad FROM {tag}_c1")[0]
+        order = "benchmark, task_id, task_version_hash, first_traj"
+        agents = store.query(f"""
+            SELECT agent_id, first(agent_name ORDER BY {order}) AS agent_name,
+                   first(agent_description ORDER BY {order})
+                     FILTER (WHERE agent_description <> '') AS agent_description,
+                   (row_number() OVER (ORDER BY agent_id) - 1)::INTEGER AS a
+            FROM {tag}_c2 GROUP BY agent_id ORDER BY agent_id""")
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_items AS
+            SELECT benchmark, task_id, item_hash,
+                   (row_number() OVER (ORDER BY min(agent_id), benchmark, task_id,
+                                       item_hash) - 1)::INTEGER AS i
+            FROM {tag}_c2 GROUP BY benchmark, task_id, item_hash""")
+        items = store.query(f"SELECT benchmark, task_id, item_hash FROM {tag}_items "
+                            "ORDER BY i")
+        con.execute(f"CREATE TEMP TABLE {tag}_agents AS SELECT agent_id, "
+                    f"(row_number() OVER (ORDER BY agent_id) - 1)::INTEGER AS a "
+                    f"FROM (SELECT DISTINCT agent_id FROM {tag}_c2)")
+        cells = con.execute(f"""
+            SELECT ag.a AS agent, it.i AS item, sum(c.k) AS k, sum(c.n)::DOUBLE AS n
+            FROM {tag}_c2 c JOIN {tag}_agents ag USING (agent_id)
+            JOIN {tag}_items it ON it.benchmark = c.benchmark AND it.task_id = c.task_id
+                 AND it.item_hash IS NOT DISTINCT FROM c.item_hash
+            GROUP BY ALL ORDER BY agent, item""").fetchnumpy()
+        coverage = store.query(f"""
+            SELECT agent_id, benchmark, count(DISTINCT task_id) AS tasks_run,
+                   max(n_tasks) AS n_tasks
+            FROM {tag}_c2 GROUP BY agent_id, benchmark ORDER BY agent_id, benchmark""")
+        drift_rows = store.query(f"""
+            SELECT DISTINCT benchmark, task_id, task_version_hash, agent_id
+            FROM {tag}_c2 JOIN (
+                SELECT benchmark, task_id FROM {tag}_c2 GROUP BY benchmark, task_id
+                HAVING count(DISTINCT coalesce(task_version_hash, chr(0))) > 1)
+                USING (benchmark, task_id)""")
+        first_bad = None
+        if totals["bad"]:
+            first_bad = con.execute(f"""
+                SELECT e.reward FROM episodes e LEFT JOIN experiments x USING (experiment_id)
+                {where} {"AND" if where else "WHERE"} NOT ({kept}) AND NOT ({unknown})
+                ORDER BY coalesce(x.agent_id, '?' || e.experiment_id),
+                         coalesce(x.benchmark_name, '(unknown)'), e.task_id,
+                         e.task_version_hash, e.trajectory_id LIMIT 1""",
+                params).fetchall()[0][0]
+    finally:
+        for t in ("c1", "c2", "items", "agents"):
+            con.execute(f"DROP TABLE IF EXISTS {tag}_{t}")
+    return {"agents": agents, "items": items, "agent": cells["agent"],
+            "item": cells["item"], "k": cells["k"], "n": cells["n"],
+            "coverage": coverage, "drift_rows": drift_rows, "used": int(totals["used"]),
+            "unknown": int(totals["unknown"]), "bad": int(totals["bad"]),
+            "first_bad": first_bad}
 
 
 def agent_descriptions(store: StoreConnection) -> list[dict[str, Any]]:

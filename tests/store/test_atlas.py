@@ -1,0 +1,96 @@
+"""store/atlas.py: the response matrix's cells aggregated in DuckDB
+(matrix_cells -> atlas.matrix.matrix_from_store_cells) equal build_matrix over the
+episodes frame: agents, names, descriptions, items and their order, cells, coverage,
+drift rows, episodes used and unknown, on the demo and real fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import evalatlas as ea
+from evalatlas.atlas.errors import AtlasError, DriftError
+from evalatlas.atlas.matrix import ResponseMatrix, build_matrix, matrix_from_store_cells
+from evalatlas.store.atlas import matrix_cells, matrix_episodes
+from evalatlas.store.db import StoreConnection
+
+REPO = Path(__file__).resolve().parents[2]
+FIELDS = ("agent_ids", "agent_names", "agent_descriptions", "item_benchmark",
+          "item_task_id", "item_hash", "coverage", "drift", "episodes_used",
+          "episodes_unknown_outcome")
+
+
+def _same(a: ResponseMatrix, b: ResponseMatrix) -> None:
+    for f in FIELDS:
+        assert getattr(a, f) == getattr(b, f), f
+    for f in ("agent", "item", "k", "n"):
+        assert np.array_equal(getattr(a.cells, f), getattr(b.cells, f)), f
+    assert (a.cells.n_agents, a.cells.n_items) == (b.cells.n_agents, b.cells.n_items)
+
+
+@pytest.mark.parametrize("folder", ["demo", "swebench-verified", "terminal-bench",
+                                    "frameworks", "swebench-pro"])
+def test_store_cells_equal_build_matrix(tmp_path: Path, fixtures: Path, folder: str) -> None:
+    with ea.open(tmp_path / "s.duckdb") as store:
+        store.ingest(REPO / "examples" if folder == "demo" else fixtures / folder)
+        for cell in ("success", "reward"):
+            for drift in ("split", "merge"):
+                old = build_matrix(matrix_episodes(store, None), cell=cell, drift=drift)
+                new = matrix_from_store_cells(matrix_cells(store, None, cell, drift),
+                                              cell=cell, drift=drift)
+                assert old.n_agents > 0
+                _same(old, new)
+        bench = [store.query("SELECT min(benchmark_name) AS b FROM experiments")[0]["b"]]
+        _same(build_matrix(matrix_episodes(store, bench)),
+              matrix_from_store_cells(matrix_cells(store, bench, "success", "split")))
+        empty = matrix_from_store_cells(matrix_cells(store, [], "success", "split"))
+        assert empty.n_agents == 0 and empty.episodes_used == 0
+
+
+def _edited(tmp_path: Path) -> StoreConnection:
+    store = ea.open(tmp_path / "s.duckdb")
+    store.ingest(REPO / "examples")
+    return store
+
+
+def test_drifted_tasks_and_names_match(tmp_path: Path) -> None:
+    with _edited(tmp_path) as store:
+        # one task under a second version for one agent, another task with no version
+        store.con.execute("""UPDATE episodes SET task_version_hash = 'v2'
+            WHERE task_id = 'toy-003' AND experiment_id = (SELECT min(experiment_id)
+                                                           FROM experiments)""")
+        store.con.execute("UPDATE episodes SET task_version_hash = NULL "
+                          "WHERE task_id = 'toy-004' AND attempt = 0")
+        store.con.execute("UPDATE episodes SET success = NULL, reward = NULL "
+                          "WHERE task_id = 'toy-005'")
+        for drift in ("split", "merge"):
+            old = build_matrix(matrix_episodes(store, None), drift=drift)
+            assert old.drift and old.episodes_unknown_outcome
+            _same(old, matrix_from_store_cells(matrix_cells(store, None, "success", drift),
+                                               drift=drift))
+        with pytest.raises(DriftError):
+            matrix_from_store_cells(matrix_cells(store, None, "success", "refuse"),
+                                    drift="refuse")
+
+
+def test_reward_outside_range_is_refused_naming_the_first(tmp_path: Path) -> None:
+    with _edited(tmp_path) as store:
+        store.con.execute("UPDATE episodes SET reward = 3.5 WHERE task_id = 'toy-007'")
+        with pytest.raises(AtlasError) as old:
+            build_matrix(matrix_episodes(store, None), cell="reward")
+        with pytest.raises(AtlasError) as new:
+            matrix_from_store_cells(matrix_cells(store, None, "reward", "split"),
+                                    cell="reward")
+        assert str(new.value) == str(old.value)
+        assert "3.5" in str(new.value)
+
+
+def test_fit_from_a_store_is_the_fit_of_its_frame(tmp_path: Path) -> None:
+    with _edited(tmp_path) as store:
+        via_store = ea.atlas.fit(store, model="1pl", seed=3).to_dict()
+        via_frame = ea.atlas.fit(matrix_episodes(store, None), model="1pl", seed=3).to_dict()
+    for d in (via_store, via_frame):
+        d["diagnostics"].pop("seconds")
+    assert via_store["agents"] and via_store == via_frame
