@@ -238,7 +238,9 @@ def outcome_rows(
     keys = np.asarray(counts.get("k", ()), dtype=object)
     if keys.size == 0:
         return []
-    agents = np.asarray(counts.get("agent_k", keys), dtype=object)
+    agents = np.asarray(counts.get("agent_k", keys))
+    if agents.dtype.kind not in "iu":  # agents as numbers stay numbers
+        agents = agents.astype(object)
     tasks = np.asarray(counts["task"])
     if tasks.dtype.kind not in "iu":  # numbers in task_id order stay numbers
         tasks = tasks.astype(object)
@@ -274,7 +276,8 @@ def _outcome_row(n_rows: np.ndarray, c_rows: np.ndarray, task_rows: np.ndarray,
     se = clustered_mean_interval(n_by_task, c_by_task, c_by_task, confidence=confidence).se
     clustered = bounded_interval_from_totals(n_by_task, c_by_task, c_by_task,
                                              confidence=confidence, binary=True)
-    n_agents = int(np.unique(agent_rows.astype(str)).size)
+    n_agents = int(np.unique(agent_rows if agent_rows.dtype.kind in "iu"
+                             else agent_rows.astype(str)).size)
     row: dict[str, Any] = {
         "episodes": n, "tasks": int(task_code.max()) + 1 if task_code.size else 0,
         "min_attempts": int(n_rows.min()), "successes": c,

@@ -199,23 +199,25 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
     """The scan's results in the shapes of the per-query functions (no statistics).
     ``cells``: level 0 rows per (group, agent, task), level 1 rows (only when a group
     holds several agents) per (group, task)."""
-    lvl = np.asarray(cells["lvl"])
-    agent_level = {c: np.asarray(v)[lvl == 0] for c, v in cells.items()}
-    task_level = ({c: np.asarray(v)[lvl == 1] for c, v in cells.items()}
-                  if (lvl == 1).any() else agent_level)
+    # NULLs (a sum over no value) come masked; every use below filters them out
+    data = {c: np.ma.getdata(v) for c, v in cells.items()}
+    lvl = data["lvl"]
+    if (lvl == 1).any():
+        agent_level = {c: v[lvl == 0] for c, v in data.items()}
+        task_level = {c: v[lvl == 1] for c, v in data.items()}
+    else:
+        agent_level = task_level = data
     g = agent_level["g"].astype(np.int64)
     t = agent_level["t"].astype(np.int64)
     key_cols = [np.empty(len(group_keys), dtype=object) for _ in range(n_keys)]
     for j, kt in enumerate(group_keys):
         for i in range(n_keys):
             key_cols[i][j] = kt[i]
-    # distinct (non-null) tasks per group
+    # distinct (non-null) tasks per group: the task-level rows are one per (group, task)
     tg = task_level["g"].astype(np.int64)
     tt = task_level["t"].astype(np.int64)
     named = tt != null_task if null_task is not None else np.ones(tt.size, dtype=bool)
-    width = int(tt.max()) + 1 if tt.size else 1
-    task_count = np.bincount(np.unique(tg[named] * width + tt[named]) // width,
-                             minlength=len(group_keys))
+    task_count = np.bincount(tg[named], minlength=len(group_keys))
     totals = []
     for r in sums:
         gi = int(r.pop("g"))
