@@ -207,10 +207,10 @@ def write_parquet(n: int, out: Path, *, seed: int = 0, threads: int = 2,
 def load_file_store(parquet: Path, db: Path) -> float:
     """A file store at ``db`` (created by :class:`~evalatlas.store.db.Store`, so the
     store's own DDL) holding the Parquet rows; returns the load seconds."""
-    from evalatlas.store.db import Store
+    from evalatlas.store.db import StoreConnection
 
     t0 = time.perf_counter()
-    with Store(db) as store:
+    with StoreConnection(db) as store:
         store.con.execute("BEGIN TRANSACTION")
         for table, src in (("episodes", parquet / "episodes" / "*.parquet"),
                            ("experiments", parquet / "experiments.parquet"),
