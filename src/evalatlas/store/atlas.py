@@ -48,9 +48,7 @@ def matrix_episodes(store: StoreConnection, benchmark: list[str] | None = None) 
     ``?<experiment_id>`` (as in ``summary``) and benchmark ``(unknown)``.
     """
     where, params = "", []
-    if benchmark is not None and not benchmark:
-        where = "WHERE false"
-    elif benchmark:
+    if benchmark:
         where = ("WHERE coalesce(x.benchmark_name, '(unknown)') IN ("
                  + ", ".join("?" for _ in benchmark) + ")")
         params = list(benchmark)
