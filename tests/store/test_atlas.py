@@ -6,6 +6,7 @@ drift rows, episodes used and unknown, on the demo and real fixtures."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,6 +21,13 @@ REPO = Path(__file__).resolve().parents[2]
 FIELDS = ("agent_ids", "agent_names", "agent_descriptions", "item_benchmark",
           "item_task_id", "item_hash", "coverage", "drift", "episodes_used",
           "episodes_unknown_outcome")
+
+
+def _frame(store: StoreConnection, bench: list[str] | None) -> Any:
+    """matrix_episodes in its ORDER BY order (the Arrow export of DuckDB 1.5.5 with
+    preserve_insertion_order off can hand the ordered rows back out of order)."""
+    keys = ("agent_id", "benchmark", "task_id", "task_version_hash")
+    return matrix_episodes(store, bench).sort_by([(k, "ascending", "at_end") for k in keys])
 
 
 def _same(a: ResponseMatrix, b: ResponseMatrix) -> None:
@@ -37,13 +45,13 @@ def test_store_cells_equal_build_matrix(tmp_path: Path, fixtures: Path, folder: 
         store.ingest(REPO / "examples" if folder == "demo" else fixtures / folder)
         for cell in ("success", "reward"):
             for drift in ("split", "merge"):
-                old = build_matrix(matrix_episodes(store, None), cell=cell, drift=drift)
+                old = build_matrix(_frame(store, None), cell=cell, drift=drift)
                 new = matrix_from_store_cells(matrix_cells(store, None, cell, drift),
                                               cell=cell, drift=drift)
                 assert old.n_agents > 0
                 _same(old, new)
         bench = [store.query("SELECT min(benchmark_name) AS b FROM experiments")[0]["b"]]
-        _same(build_matrix(matrix_episodes(store, bench)),
+        _same(build_matrix(_frame(store, bench)),
               matrix_from_store_cells(matrix_cells(store, bench, "success", "split")))
         empty = matrix_from_store_cells(matrix_cells(store, [], "success", "split"))
         assert empty.n_agents == 0 and empty.episodes_used == 0
@@ -66,7 +74,7 @@ def test_drifted_tasks_and_names_match(tmp_path: Path) -> None:
         store.con.execute("UPDATE episodes SET success = NULL, reward = NULL "
                           "WHERE task_id = 'toy-005'")
         for drift in ("split", "merge"):
-            old = build_matrix(matrix_episodes(store, None), drift=drift)
+            old = build_matrix(_frame(store, None), drift=drift)
             assert old.drift and old.episodes_unknown_outcome
             _same(old, matrix_from_store_cells(matrix_cells(store, None, "success", drift),
                                                drift=drift))
@@ -79,7 +87,7 @@ def test_reward_outside_range_is_refused_naming_the_first(tmp_path: Path) -> Non
     with _edited(tmp_path) as store:
         store.con.execute("UPDATE episodes SET reward = 3.5 WHERE task_id = 'toy-007'")
         with pytest.raises(AtlasError) as old:
-            build_matrix(matrix_episodes(store, None), cell="reward")
+            build_matrix(_frame(store, None), cell="reward")
         with pytest.raises(AtlasError) as new:
             matrix_from_store_cells(matrix_cells(store, None, "reward", "split"),
                                     cell="reward")
@@ -90,7 +98,7 @@ def test_reward_outside_range_is_refused_naming_the_first(tmp_path: Path) -> Non
 def test_fit_from_a_store_is_the_fit_of_its_frame(tmp_path: Path) -> None:
     with _edited(tmp_path) as store:
         via_store = ea.atlas.fit(store, model="1pl", seed=3).to_dict()
-        via_frame = ea.atlas.fit(matrix_episodes(store, None), model="1pl", seed=3).to_dict()
+        via_frame = ea.atlas.fit(_frame(store, None), model="1pl", seed=3).to_dict()
     for d in (via_store, via_frame):
         d["diagnostics"].pop("seconds")
     assert via_store["agents"] and via_store == via_frame
