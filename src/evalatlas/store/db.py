@@ -422,6 +422,19 @@ class StoreConnection:
         finally:
             self._atomic = False
 
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of this store's DuckDB instance (a query streamed in chunks, another
+        thread's reads) that finds the store's tables by their bare names: on a lake its
+        default catalog is the lake, as a file store's cursor's is the file (a plain
+        DuckDB cursor starts in ``memory``). Reads only: on a lake its writes would not
+        take the commit lock."""
+        cur = self.con.cursor()
+        if self.lake is not None:
+            from evalatlas.store.lake import ALIAS
+
+            cur.execute(f"USE {ALIAS}")
+        return cur
+
     def cursor_view(self) -> StoreConnection:
         """Another :class:`StoreConnection` on this store's DuckDB instance with its own cursor, for
         one thread: it reads the last committed state (DuckDB's MVCC) while this
@@ -430,7 +443,7 @@ class StoreConnection:
         view.__dict__.update({k: v for k, v in self.__dict__.items() if k != "con"})
         view._atomic = False
         view._schemas, view._column_types = {}, {}
-        view.con = self.con.cursor()  # the instance's functions are the cursor's too
+        view.con = self.cursor()  # the instance's functions are the cursor's too
         view.con.execute("SET enable_progress_bar = false")
         if self.lake is not None:  # the default catalog is a connection's own setting
             from evalatlas.store.lake import ALIAS

@@ -35,7 +35,7 @@ def iter_experiments(store: StoreConnection, experiment: list[str] | None = None
 def _iter_table(store: StoreConnection, table: str, from_row: Any,
                 experiment: list[str] | None, chunk: int = 10_000) -> Iterator[Any]:
     where, params = id_filter(experiment, "experiment_id")
-    cur = store.con.cursor()
+    cur = store.cursor()
     cur.execute(f"SELECT * FROM {table} {where} ORDER BY {', '.join(KEYS[table])}", params)
     cols = [d[0] for d in cur.description]
     while rows := cur.fetchmany(chunk):
