@@ -64,6 +64,18 @@ class Committer:
         group.n += prep.n
         group.unpriced = group.unpriced or prep.unpriced
 
+    def _any_stored(self, rows: str) -> bool:
+        """Whether any of ``rows``' keys is stored already. On a lake, a DELETE only when
+        one is: DuckLake's DELETE over a lake that four writers filled with 1M-episode
+        files crashed the process (segfault inside ``ducklake.duckdb_extension``, duckdb
+        1.5.5, measured: BENCHMARKS.md), where this read of the same keys does not; a
+        file store deletes as before (no extra scan)."""
+        if self.store.lake is None:
+            return True
+        return bool(self.con.execute(
+            f"SELECT EXISTS (SELECT 1 FROM episodes e JOIN {rows} s "
+            "USING (experiment_id, trajectory_id))").fetchall()[0][0])
+
     def flush(self) -> Group | None:
         """Write the open group and its batch row in one transaction (None: no group was
         open); drop its staged chunks. GroupLost when the write failed (rolled back)."""
@@ -74,7 +86,7 @@ class Committer:
             con.execute("BEGIN TRANSACTION")
             for prep in group.preps:
                 rows = prep.table
-                if self._replaces:
+                if self._replaces and self._any_stored(rows):
                     con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
                                 f"(SELECT (experiment_id, trajectory_id) FROM {rows})")
                 con.execute(f"""INSERT INTO episodes BY NAME
