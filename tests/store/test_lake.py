@@ -293,3 +293,24 @@ def test_unwritable_data_path_is_a_clear_error_and_keeps_the_snapshot(tmp_path: 
     after = cli(lake, "summary", "--format", "json")
     assert after["lake"]["snapshot"] == before["lake"]["snapshot"]  # nothing committed
     assert after["rows"] == before["rows"]
+
+
+def test_server_gone_between_attach_and_tables_is_the_unreachable_line(
+        pg_lake: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server may stop after the lake is attached and before its tables are read (a
+    stopped server mid-ingest, under load): the same one host:port line as at attach."""
+    import duckdb
+
+    lake, data = pg_lake
+    ea.open(lake, data_path=data).close()
+
+    def gone(con: object) -> bool:
+        raise duckdb.IOException("connection to server at \"127.0.0.1\" failed: "
+                                 "Connection refused")
+
+    monkeypatch.setattr(lake_mod, "tables_present", gone)
+    with pytest.raises(StoreError) as err:
+        ea.open(lake)
+    port = lake.split("port=")[1].split()[0]
+    assert str(err.value).startswith("cannot reach the lake's PostgreSQL catalog at "
+                                     f"127.0.0.1:{port}"), err.value

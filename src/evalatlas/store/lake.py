@@ -339,6 +339,8 @@ def open_lake(loc: LakeLocation, *, read_only: bool, create: bool, snapshot: int
                              "`evalatlas ingest` into it first")
     except duckdb.Error as exc:
         con.close()
+        if is_unreachable(exc):  # the server went away between the attach and the tables
+            raise StoreError(unreachable_message(loc, exc, wait)) from exc
         raise StoreError(f"cannot open the lake {loc.display}: {_first_line(exc)}") from exc
     except BaseException:
         con.close()

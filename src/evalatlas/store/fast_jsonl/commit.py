@@ -64,7 +64,7 @@ class Committer:
         group.n += prep.n
         group.unpriced = group.unpriced or prep.unpriced
 
-    def _any_stored(self, rows: str) -> bool:
+    def _any_stored(self, rows: str | None) -> bool:
         """Whether any of ``rows``' keys is stored already. On a lake, a DELETE only when
         one is: DuckLake's DELETE over a lake that four writers filled with 1M-episode
         files crashed the process (segfault inside ``ducklake.duckdb_extension``, duckdb
