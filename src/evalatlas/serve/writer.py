@@ -9,6 +9,7 @@ rollback) before the next starts; readers on other cursors see the last commit.
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import threading
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from concurrent.futures import Future
 from typing import Any
 
 _STOP = object()
+log = logging.getLogger("evalatlas.serve")
 
 
 class Writer:
@@ -57,14 +59,27 @@ class Writer:
                     try:
                         with self._store_lock or contextlib.nullcontext():
                             result = job()
-                        fut.set_result(result)
                     except BaseException as exc:
+                        self._committed()
                         fut.set_exception(exc)
+                    else:
+                        # the new store version before the answer: a caller that reads
+                        # ``fresh`` right after its write must not get the kept answer
+                        # of the version before it
+                        self._committed()
+                        fut.set_result(result)
             finally:
                 with self._lock:
                     self._busy -= 1
-                if self._on_commit is not None:
-                    self._on_commit()
+
+    def _committed(self) -> None:
+        """Tell the server a job ended (a new store version); never fails the job."""
+        if self._on_commit is None:
+            return
+        try:
+            self._on_commit()
+        except Exception as exc:  # the answer of the job still reaches its caller
+            log.warning("after a write: %s: %s", type(exc).__name__, exc)
 
     def stop(self, timeout: float = 25.0) -> None:
         """Finish the queued jobs, then end the thread (waits up to ``timeout``)."""
