@@ -63,7 +63,13 @@ def matrix_episodes(store: StoreConnection, benchmark: list[str] | None = None) 
         {where}
         ORDER BY agent_id, benchmark, e.task_id, e.task_version_hash, e.trajectory_id
     """
-    return store.con.sql(sql, params=params).to_arrow_table()
+    table = store.con.sql(sql, params=params).to_arrow_table()
+    # DuckDB 1.5.5's Arrow export (the store runs with preserve_insertion_order off) can
+    # hand the ordered rows back out of order; the matrix's agent and item order follows
+    # the rows, so the order is made certain here (a stable sort: within a cell the rows
+    # keep the order they came in, which no cell count depends on)
+    return table.sort_by([(k, "ascending") for k in
+                          ("agent_id", "benchmark", "task_id", "task_version_hash")])
 
 
 _KEPT = {
