@@ -163,6 +163,34 @@ _JUDGE_TOKENS = ("coalesce(TRY_CAST(e.judge_usage->>'$.total_tokens' AS BIGINT),
 """An episode's judge (evaluation) tokens: ``judge_usage.total_tokens``, else prompt +
 completion (the convention of :class:`~evalatlas.records.models.UsageSummary`)."""
 _JUDGE_COST = "TRY_CAST(e.judge_usage->>'$.total_cost_usd' AS DOUBLE)"
+
+_OUTCOME_COUNTS = """sum(CASE WHEN e.success THEN 1 ELSE 0 END) AS successes,
+          count(e.success) AS outcome_known,
+          count(*) FILTER (WHERE e.outcome_judged) AS judged_outcomes"""
+"""A group's outcome counts over episodes ``e``: successes, episodes whose outcome is
+known, outcomes a judge gave. One definition for :func:`group_stats` and
+:mod:`evalatlas.store.summary_scan`."""
+
+_USAGE_AGGREGATES = f"""avg(e.reward) AS mean_reward,
+          sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL
+              THEN 1 ELSE 0 END) AS errors,
+          sum(e.total_tokens) AS total_tokens,
+          avg(e.total_tokens) AS mean_tokens,
+          count(e.total_tokens) AS token_episodes,
+          sum(e.cost_usd) AS total_cost_usd,
+          count(*) - count(e.cost_usd) AS cost_unknown_episodes,
+          count(*) FILTER (WHERE starts_with(e.cost_source, 'computed'))
+            AS cost_computed_episodes,
+          avg(e.wall_time_s) AS mean_wall_time_s,
+          count(*) FILTER (WHERE {_JUDGE_PRESENT}) AS judge_usage_episodes,
+          sum({_JUDGE_TOKENS}) AS judge_tokens,
+          sum({_JUDGE_COST}) AS judge_cost_usd,
+          count(*) FILTER (WHERE {_JUDGE_PRESENT} AND {_JUDGE_COST} IS NULL)
+            AS judge_cost_unknown_episodes"""
+"""A group's reward, error, token, cost, wall-time and judge-usage aggregates over
+episodes ``e`` (an error: status other than completed, or an error type; the judge's
+usage as :data:`_JUDGE_PRESENT`, :data:`_JUDGE_TOKENS`, :data:`_JUDGE_COST` read it).
+One definition for :func:`group_stats` and :mod:`evalatlas.store.summary_scan`."""
 """An episode's judge cost in USD; NULL when unknown (never 0)."""
 
 
@@ -182,29 +210,12 @@ def summary_totals(
           count(DISTINCT e.experiment_id) AS experiments,
           count(*) AS episodes,
           count(DISTINCT e.task_id) AS tasks,
-          sum(CASE WHEN e.success THEN 1 ELSE 0 END) AS successes,
-          count(e.success) AS outcome_known,
-          count(*) FILTER (WHERE e.outcome_judged) AS judged_outcomes,
+          {_OUTCOME_COUNTS},
           CASE WHEN count(DISTINCT x.benchmark_name) <= 1
                THEN max(x.subset_n_tasks) END AS benchmark_tasks,
           CASE WHEN count(DISTINCT x.benchmark_name) <= 1
                THEN any_value(x.benchmark_name) END AS benchmark_name,
-          avg(e.reward) AS mean_reward,
-          sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL
-              THEN 1 ELSE 0 END) AS errors,
-          sum(e.total_tokens) AS total_tokens,
-          avg(e.total_tokens) AS mean_tokens,
-          count(e.total_tokens) AS token_episodes,
-          sum(e.cost_usd) AS total_cost_usd,
-          count(*) - count(e.cost_usd) AS cost_unknown_episodes,
-          count(*) FILTER (WHERE starts_with(e.cost_source, 'computed'))
-            AS cost_computed_episodes,
-          avg(e.wall_time_s) AS mean_wall_time_s,
-          count(*) FILTER (WHERE {_JUDGE_PRESENT}) AS judge_usage_episodes,
-          sum({_JUDGE_TOKENS}) AS judge_tokens,
-          sum({_JUDGE_COST}) AS judge_cost_usd,
-          count(*) FILTER (WHERE {_JUDGE_PRESENT} AND {_JUDGE_COST} IS NULL)
-            AS judge_cost_unknown_episodes
+          {_USAGE_AGGREGATES}
         FROM {episodes_source(outcome)} LEFT JOIN experiments x USING (experiment_id)
         {where}
         GROUP BY {gb}

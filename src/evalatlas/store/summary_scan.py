@@ -37,9 +37,8 @@ import numpy as np
 
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.queries import (
-    _JUDGE_COST,
-    _JUDGE_PRESENT,
-    _JUDGE_TOKENS,
+    _OUTCOME_COUNTS,
+    _USAGE_AGGREGATES,
     GROUPS,
     episodes_source,
     experiment_filter,
@@ -161,25 +160,8 @@ def summary_scan(store: StoreConnection, by: list[str], *, experiment: list[str]
         sums = store.query(f"""
             SELECT u.g,
               count(*) AS episodes,
-              sum(CASE WHEN e.success THEN 1 ELSE 0 END) AS successes,
-              count(e.success) AS outcome_known,
-              count(*) FILTER (WHERE e.outcome_judged) AS judged_outcomes,
-              avg(e.reward) AS mean_reward,
-              sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL
-                  THEN 1 ELSE 0 END) AS errors,
-              sum(e.total_tokens) AS total_tokens,
-              avg(e.total_tokens) AS mean_tokens,
-              count(e.total_tokens) AS token_episodes,
-              sum(e.cost_usd) AS total_cost_usd,
-              count(*) - count(e.cost_usd) AS cost_unknown_episodes,
-              count(*) FILTER (WHERE starts_with(e.cost_source, 'computed'))
-                AS cost_computed_episodes,
-              avg(e.wall_time_s) AS mean_wall_time_s,
-              count(*) FILTER (WHERE {_JUDGE_PRESENT}) AS judge_usage_episodes,
-              sum({_JUDGE_TOKENS}) AS judge_tokens,
-              sum({_JUDGE_COST}) AS judge_cost_usd,
-              count(*) FILTER (WHERE {_JUDGE_PRESENT} AND {_JUDGE_COST} IS NULL)
-                AS judge_cost_unknown_episodes
+              {_OUTCOME_COUNTS},
+              {_USAGE_AGGREGATES}
             FROM {episodes_source(outcome)}
             JOIN {units} u ON {_same(ucols, 'e', 'u')}
             {where}
