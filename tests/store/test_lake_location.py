@@ -56,3 +56,27 @@ def test_the_printed_store_name_has_no_password() -> None:
     shown = str(resolve_db_path("ducklake:postgres:host=h password=pw123 dbname=d"))
     assert "pw123" not in shown and shown.startswith("ducklake:postgres:host=h")
     assert str(resolve_db_path("runs/a.duckdb")) == "runs/a.duckdb"
+
+
+@pytest.mark.parametrize("text", [
+    # seen in CI: PostgreSQL stopped mid-ingest, the scanner's ROLLBACK on the dead connection
+    'TransactionContext Error: Failed to commit: Failed to execute query "ROLLBACK":\n',
+    "IO Error: Unable to connect to Postgres at dbname=a: connection to server at "
+    '"127.0.0.1", port 5 failed: Connection refused',
+    "server closed the connection unexpectedly",
+    "FATAL:  terminating connection due to administrator command",
+    "no connection to the server",
+])
+def test_a_server_gone_in_any_words_is_the_unreachable_line(text: str) -> None:
+    from evalatlas.store.lake import is_unreachable, use_error_message
+    exc = RuntimeError(text)
+    assert is_unreachable(exc)
+    line = use_error_message("ducklake:postgres:dbname=a host=127.0.0.1 port=49293 "
+                             "password=hunter2", exc)
+    assert line is not None and "127.0.0.1:49293" in line and "hunter2" not in line
+
+
+def test_other_errors_are_not_called_unreachable() -> None:
+    from evalatlas.store.lake import is_unreachable
+    assert not is_unreachable(RuntimeError('Binder Error: column "x" not found'))
+    assert not is_unreachable(RuntimeError("Constraint Error: duplicate key"))

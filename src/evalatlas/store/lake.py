@@ -103,10 +103,22 @@ def is_unreachable(exc: BaseException) -> bool:
     """Whether a DuckDB error says the PostgreSQL server could not be reached (worth a
     retry under ``--wait``)."""
     low = str(exc).lower()
-    return any(w in low for w in ("could not connect", "connection refused", "connection to server",
-                                  "server closed the connection", "no such file or directory\n\t"
-                                  "is the server running", "timeout expired",
-                                  "could not translate host name", "the database system is"))
+    return any(w in low for w in _GONE)
+
+
+_GONE = ("could not connect", "connection refused", "connection to server",
+         "server closed the connection", "no such file or directory\n\t"
+         "is the server running", "timeout expired", "could not translate host name",
+         "the database system is", "no connection to the server",
+         "terminating connection due to administrator command",
+         "could not receive data from server", "could not send data to server",
+         "ssl syscall error",
+         # the postgres scanner's words when the server went away inside a transaction:
+         # its ROLLBACK on the dead connection fails (seen in CI, PostgreSQL stopped
+         # mid-ingest), and nothing else in the error names the connection
+         'failed to execute query "rollback"')
+"""libpq's and the postgres scanner's words for a server that cannot be reached or went
+away (lower case)."""
 
 
 def unreachable_message(loc: LakeLocation, exc: BaseException, wait: float = 0.0) -> str:
