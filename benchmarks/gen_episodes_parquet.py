@@ -46,7 +46,7 @@ from pathlib import Path
 import duckdb
 
 from evalatlas.records.models import FORMAT_VERSION
-from evalatlas.store.schema import EXPERIMENT_COLUMNS, column_types
+from evalatlas.store.schema import EXPERIMENT_COLUMNS, declared_types
 
 N_AGENTS = 500
 N_BENCHMARKS = 4
@@ -57,7 +57,7 @@ SCRAMBLE = 3_141_593  # coprime with 10^7: c -> c * SCRAMBLE mod 10^7 is a bijec
 ATTEMPTS = (3, 7, 1, 10, 5, 8, 2, 6, 9, 4)  # attempts of the 10 cells of a block
 BLOCK = sum(ATTEMPTS)  # 55 episodes per block of 10 cells
 
-EXPERIMENT_TYPES = {  # read off the DDL like column_types does for episodes
+EXPERIMENT_TYPES = {  # read off the DDL like declared_types does for episodes
     "experiment_id": "VARCHAR", "experiment_name": "VARCHAR", "timestamp": "DOUBLE",
     "framework_name": "VARCHAR", "framework_version": "VARCHAR", "agent_id": "VARCHAR",
     "agent_name": "VARCHAR", "agent_config_type": "VARCHAR", "llm_model": "VARCHAR",
@@ -86,7 +86,7 @@ def _u(expr: str, seed: int, salt: int) -> str:
 
 def episodes_sql(n: int, seed: int) -> str:
     """The SELECT of ``n`` episodes, every column of the store's ``episodes`` in order and
-    cast to its store type (:func:`evalatlas.store.schema.column_types`)."""
+    cast to its store type (:func:`evalatlas.store.schema.declared_types`)."""
     cells, attempts = _lists()
     base = f"""
         SELECT i, c, att, c // {PAIRS} AS run,
@@ -138,7 +138,7 @@ def episodes_sql(n: int, seed: int) -> str:
         "outcome_source": f"CASE WHEN ({success}) IS NOT NULL THEN 'harness' END",
     }
     cols = ", ".join(f"CAST({exprs.get(c, 'NULL')} AS {t}) AS {c}"
-                     for c, t in column_types("episodes").items())
+                     for c, t in declared_types("episodes").items())
     return f"SELECT {cols} FROM ({shaped})"
 
 
