@@ -22,9 +22,11 @@ def serve_cmd(
     host: Annotated[str, typer.Option(help="Address to listen on (put a TLS proxy in "
                                       "front for anything but 127.0.0.1).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port.")] = 8765,
-    workers: Annotated[int, typer.Option(min=1, help="Server processes. A .duckdb store "
-                                         "has one writing process: 1 (requests are still "
-                                         "served concurrently).")] = 1,
+    workers: Annotated[int, typer.Option(min=1, help="On a lake: processes that parse and "
+                                         "stage submissions in parallel (each commits in a "
+                                         "short lake transaction). A .duckdb store has one "
+                                         "writing process: 1 (requests are still served "
+                                         "concurrently).")] = 1,
     public_read: Annotated[bool, typer.Option(
         "--public-read", help="Anyone may read the leaderboard, compare, matrix, atlas "
         "and report without a token.")] = False,
@@ -44,10 +46,11 @@ def serve_cmd(
     """Serve the store over HTTP: submissions, leaderboard, matrix, atlas and report."""
     from evalatlas import serve
 
-    if workers != 1:
-        fail("--workers: serve runs one process, whose one writer commits submissions in "
-             "arrival order (it still answers requests concurrently: uploads and reads in "
-             "threads)")
+    if workers != 1 and not str(db_path(ctx)).startswith("ducklake:"):
+        fail("--workers: a .duckdb store has one writing process, whose one writer commits "
+             "submissions in arrival order (it still answers requests concurrently: "
+             "uploads and reads in threads); a lake (--db ducklake:...) stages "
+             "submissions in --workers processes")
     try:
         upload = serve.parse_size(max_upload_bytes, "--max-upload-bytes")
         unpacked = serve.parse_size(max_file_bytes, "--max-file-bytes")
@@ -58,7 +61,7 @@ def serve_cmd(
                           markup=False, highlight=False)
         serve.run_server(db_path(ctx), host=host, port=port, public_read=public_read,
                          max_upload_bytes=upload, max_file_bytes=unpacked, rate_limit=rate,
-                         spool=spool, access_log=access_log)
+                         spool=spool, access_log=access_log, workers=workers)
     except (EvalAtlasError, ValueError) as exc:
         fail(str(exc).replace("rate_limit", "--rate-limit"))
     except OSError as exc:  # the port is taken, the spool folder cannot be made ...

@@ -82,21 +82,32 @@ def parse_rate(text: str) -> tuple[int, float] | None:
 def run_server(db: str | Path | None, *, host: str = "127.0.0.1", port: int = 8765,
                public_read: bool = False, max_upload_bytes: int = 1 << 30,
                max_file_bytes: int = 4 << 30, rate_limit: tuple[int, float] | None = (60, 60.0),
-               spool: str | Path | None = None, access_log: str | Path | None = None) -> None:
+               spool: str | Path | None = None, access_log: str | Path | None = None,
+               workers: int = 1) -> None:
     """Serve store ``db`` until SIGTERM/SIGINT (drains, then returns). Needs
-    ``evalatlas[serve]``."""
+    ``evalatlas[serve]``. ``workers``: on a lake, the processes that stage submissions
+    in parallel (docs/serve.md); a ``.duckdb`` store has one writer: 1."""
     _require()
+    from evalatlas.errors import ArgumentError
     from evalatlas.store.db import resolve_db_path, resolve_location
 
     from .app import ServeConfig
     from .run import serve
 
     location = resolve_location(db)  # a lake's password stays in it (never printed)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ArgumentError(f"workers: a number of processes, at least 1 (got {workers!r})")
+    if workers != 1 and not location.startswith("ducklake:"):
+        raise ArgumentError(
+            f"workers: a .duckdb store has one writing process, so workers must be 1 (got "
+            f"{workers}); requests are still served concurrently, and a lake "
+            "(ducklake:...) stages submissions in several worker processes")
     config = ServeConfig(db=location if location.startswith("ducklake:")
                          else str(resolve_db_path(db)), public_read=public_read,
                          max_upload_bytes=max_upload_bytes, max_file_bytes=max_file_bytes,
                          rate_limit=rate_limit, spool=str(spool) if spool else None,
-                         access_log=str(access_log) if access_log else None)
+                         access_log=str(access_log) if access_log else None,
+                         workers=workers)
     serve(config, host=host, port=port)
 
 

@@ -1,7 +1,8 @@
 """The access log: one JSON line per request.
 
 Fields: time, request id, method, path, status, bytes received and sent, duration and
-the token's *name*. Never the query string (names could be pasted secrets), a token,
+the token's *name*; for a submission staged on a lake, ``stage``: the worker process
+and when its staging started and ended (Unix seconds). Never the query string (names could be pasted secrets), a token,
 the ``Authorization`` header or a body; the path is redacted like every stored text.
 """
 
@@ -28,7 +29,7 @@ class AccessLog:
 
     def write(self, *, request_id: str, method: str, path: str, status: int,
               received: int, sent: int, seconds: float, token: str | None,
-              error: str | None = None) -> None:
+              error: str | None = None, stage: dict[str, Any] | None = None) -> None:
         entry: dict[str, Any] = {
             "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds"),
             "request_id": request_id, "method": method, "path": redact_text(path)[:500],
@@ -36,6 +37,8 @@ class AccessLog:
             "duration_ms": round(seconds * 1000, 2), "token": token}
         if error:
             entry["error"] = redact_text(error)[:1000]
+        if stage:  # a submission staged on a lake: which worker, from when to when
+            entry["stage"] = stage
         line = json.dumps(entry, ensure_ascii=True)
         with self._lock:
             self._fh.write(line + "\n")

@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from evalatlas.records.limits import GiB, ReadLimits
+from evalatlas.records.redact import redact_text
 from evalatlas.store import submissions as submissions_sql
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.tokens import TokenFile, tokens_path
@@ -29,6 +31,7 @@ from .answers import Answers, Shortcuts
 from .limits import RateLimiter
 from .metrics import Metrics
 from .spool import Spool, default_spool_root
+from .staging import Stager
 from .writer import Writer
 
 log = logging.getLogger("evalatlas.serve")
@@ -47,6 +50,9 @@ class ServeConfig:
     spool: str | None = None
     access_log: str | None = None
     drain_seconds: float = 25.0
+    workers: int = 1
+    """On a lake: processes that stage submissions in parallel (:mod:`.staging`). A
+    ``.duckdb`` store has one writer and stages nothing: 1."""
 
 
 class ApiError(StarletteHTTPException):
@@ -88,16 +94,54 @@ class ServeState:
     """Query strings the routes validated, answered from kept answers by the middleware."""
 
     def bump(self) -> None:
-        """A write job finished: a new store version, and its answers to compute."""
+        """A write job finished: a new store version, and its answers to compute. On a
+        lake the version is the lake's newest snapshot (:meth:`refresh_version`)."""
+        if self.store.lake is not None:
+            self.refresh_version()
+            return
         with self.lock:
             self.version += 1
         self.answers.written()
+
+    def refresh_version(self) -> int:
+        """On a lake: read its newest snapshot id, the store version, and when it moved
+        on (a commit of this server or of any other writer of the lake: another server,
+        ``evalatlas ingest`` on another machine) have the kept answers recomputed.
+        Returns the version. One catalog query, run as a read (the store lock)."""
+        from evalatlas.store.lake import newest_snapshot
+
+        with self.reader() as view:
+            snapshot = newest_snapshot(view)
+        with self.lock:
+            moved = snapshot > self.version
+            if moved:
+                self.version = snapshot
+            version = self.version
+        if moved:
+            self.answers.written()
+        return version
+
+    stager: Stager | None = None
+    """On a lake: the worker processes that stage submissions (:mod:`.staging`)."""
+    poller: Poller | None = None
+    """On a PostgreSQL-catalog lake (other processes write it too): reads the lake's
+    newest snapshot every :data:`POLL_SECONDS` (:meth:`refresh_version`)."""
 
     store_lock: threading.RLock | None = None
     """On a lake: held by the writer's jobs and by every read, so that one query at a
     time runs on the store's DuckDB instance (several connections of one instance
     querying a PostgreSQL-backed DuckLake at once can invalidate it, duckdb-postgres
     #577; docs/scale-out.md). Kept answers are served without it."""
+
+    def stop_background(self) -> None:
+        """End the poller, the staging workers, the writer (its queue first) and the
+        answers' refresher."""
+        if self.poller is not None:
+            self.poller.stop()
+        if self.stager is not None:
+            self.stager.stop()
+        self.writer.stop(timeout=self.config.drain_seconds)
+        self.answers.stop()
 
     @contextlib.contextmanager
     def reader(self) -> Any:
@@ -108,6 +152,36 @@ class ServeState:
                 yield view
             finally:
                 view.close()
+
+
+POLL_SECONDS = 1.0
+"""How often a server on a PostgreSQL-catalog lake reads the lake's newest snapshot
+(one catalog query); a ``fresh`` read always reads it."""
+
+
+class Poller:
+    """Calls ``check`` every ``seconds`` on a thread until stopped; an error is logged
+    and the next tick tries again (the catalog may be briefly unreachable)."""
+
+    def __init__(self, check: Callable[[], Any], seconds: float) -> None:
+        self._check = check
+        self._seconds = seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="evalatlas-snapshot-poll",
+                                        daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._seconds):
+            try:
+                self._check()
+            except Exception as exc:
+                log.warning("reading the lake's newest snapshot: %s: %s",
+                            type(exc).__name__, redact_text(str(exc)))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5.0)
 
 
 def error_body(error: str, detail: Any = None, **more: Any) -> dict[str, Any]:
@@ -162,6 +236,16 @@ def build_state(config: ServeConfig) -> ServeState:
                        limits=_read_limits(config.max_file_bytes), store_lock=store_lock)
     state.read_root = store.cursor_view()
     state_box.append(state)
+    if store.lake is not None:
+        state.stager = Stager(config.workers)
+        try:
+            state.refresh_version()
+        except BaseException:
+            state.stop_background()
+            store.close()
+            raise
+        if store.many_writers:
+            state.poller = Poller(state.refresh_version, POLL_SECONDS)
     return state
 
 

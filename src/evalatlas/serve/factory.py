@@ -26,8 +26,7 @@ def create_app(config: ServeConfig, state: ServeState | None = None) -> FastAPI:
         # the leaderboard everyone reads first, computed before anyone asks
         state.answers.prime(leaderboard_key(["agent"]), leaderboard_compute(state, ["agent"]))
         yield
-        state.writer.stop(timeout=config.drain_seconds)  # queued commits finish first
-        state.answers.stop()
+        state.stop_background()  # staged and queued submissions are committed first
         with contextlib.suppress(Exception):
             if state.read_root is not None:
                 state.read_root.close()

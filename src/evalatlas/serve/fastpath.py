@@ -55,6 +55,8 @@ async def send_kept(state: ServeState, scope: dict[str, Any], send: Any) -> bool
     if found is None:
         return False
     key, fresh, media = found
+    if fresh and state.poller is not None:  # the route reads the lake's snapshot first
+        return False
     may, name = _reader_name(state, scope)
     if not may:
         return False

@@ -93,7 +93,8 @@ class RequestMiddleware:
             state.access_log.write(
                 request_id=request_id, method=scope["method"], path=scope["path"],
                 status=seen["status"] or 500, received=seen["received"], sent=seen["sent"],
-                seconds=seconds, token=st.get("token_name"), error=error_text)
+                seconds=seconds, token=st.get("token_name"), error=error_text,
+                stage=st.get("stage"))
 
     def _refuse(self, scope: dict[str, Any]) -> JSONResponse | None:
         state = self.state

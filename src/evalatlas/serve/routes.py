@@ -21,6 +21,7 @@ from .app import ApiError, ServeState, dumps
 from .auth import ADMIN_ROLES, READ_ROLES, SUBMIT_ROLES, Principal, authenticate
 from .fastpath import note_use
 from .spool import BadUpload, UploadTooLarge, receive_multipart, receive_raw
+from .staged_submit import look_up_before_staging, previous_answer, stage_and_commit
 from .submissions import ingest_submission, public_row, quarantine_rows, unreadable
 
 router = APIRouter()
@@ -146,6 +147,19 @@ async def submit(request: Request, who: Submitter,
         problems = await asyncio.to_thread(unreadable, spooled)
         if problems is not None:
             raise ApiError(415, "unsupported format", {"problems": problems})
+        if state.stager is not None:  # a lake: staged in parallel, then committed
+            earlier, extras = await asyncio.to_thread(look_up_before_staging, state,
+                                                    who.name, spooled)
+            if earlier is not None:
+                outcome = await asyncio.to_thread(previous_answer, state, earlier, spooled)
+            else:
+                queued = True  # the chain removes the folder when it is done
+                staged, future = stage_and_commit(state, spooled, who.name, extras)
+                outcome = await asyncio.shield(asyncio.wrap_future(future))
+                if staged:  # the access log's "stage": which worker, when
+                    request.scope.setdefault("state", {})["stage"] = staged[0].event()
+            state.metrics.submission(outcome.result, outcome.episodes, outcome.rejected)
+            return _json(outcome.body, outcome.status)
 
         def job() -> Any:  # the writer removes the folder: only it knows when it is done
             try:
@@ -221,6 +235,8 @@ async def _answer(request: Request, key: Any, compute: Callable[[], bytes], fres
     askers). The query string, now validated, is learned: the same request is answered
     next time by the middleware (:mod:`.fastpath`)."""
     state = state_of(request)
+    if fresh and state.poller is not None:  # other processes write the lake: look now
+        await asyncio.to_thread(state.refresh_version)
     kept, current = state.answers.peek(key, fresh=fresh)
     if kept is None:
         answer, current = await asyncio.to_thread(state.answers.get, key, compute,

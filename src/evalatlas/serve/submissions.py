@@ -1,9 +1,14 @@
-"""One submission, from spooled file to committed rows (run by the writer thread)."""
+"""One submission, from spooled file to committed rows (run by the writer thread).
+
+A ``.duckdb`` store: :func:`ingest_submission` ingests the upload inside the
+submission's transaction. A lake: the upload was staged in a worker process
+(:mod:`.staging`), and :func:`commit_staged` copies the staged rows in."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evalatlas.adapters.registry import plan
@@ -11,9 +16,11 @@ from evalatlas.errors import Problem
 from evalatlas.records.limits import ReadLimits
 from evalatlas.store import submissions as sql
 from evalatlas.store.db import StoreConnection
-from evalatlas.store.ingest import IngestReport, ingest_paths
+from evalatlas.store.ingest import IngestReport, ingest_paths, range_extras
+from evalatlas.store.staging import attached, copy_staged
 
 from .spool import Spooled
+from .staging import Staged
 
 
 class NothingValid(Exception):
@@ -75,11 +82,7 @@ def ingest_submission(store: StoreConnection, spooled: Spooled, owner: str,
     folder = str(spooled.folder)
     earlier = sql.find_by_content(store, owner, spooled.sha256)
     if earlier is not None:
-        return Outcome(200, {**_counts(earlier), "duplicate": True,
-                             "problems": [_problem(q, folder, name) for q in
-                                          sql.quarantine_of(store, earlier["submission_id"],
-                                                            limit=50)]},
-                       result="duplicate")
+        return duplicate(store, earlier, spooled)
     submission_id = uuid.uuid4().hex
     try:
         with store.atomic():
@@ -102,6 +105,69 @@ def ingest_submission(store: StoreConnection, spooled: Spooled, owner: str,
     body = {**_counts(row), "duplicate": False,
             "problems": [_problem(p, folder, name) for p in report.problems]}
     return Outcome(201, body, episodes=report.episodes, rejected=report.rejected)
+
+
+def duplicate(store: StoreConnection, earlier: dict[str, Any], spooled: Spooled) -> Outcome:
+    """The answer to the same bytes from the same owner again: 200, the first
+    submission's id and counts, its problems; nothing is written."""
+    folder, name = str(spooled.folder), spooled.path.name
+    return Outcome(200, {**_counts(earlier), "duplicate": True,
+                         "problems": [_problem(q, folder, name) for q in
+                                      sql.quarantine_of(store, earlier["submission_id"],
+                                                        limit=50)]},
+                   result="duplicate")
+
+
+def look_up(store: StoreConnection, owner: str, spooled: Spooled
+            ) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """Before staging on a lake (reads only): the owner's earlier submission of these
+    bytes, if any, and the lake's declared reward ranges (staging checks rewards
+    against them). The duplicate check is repeated inside the commit's transaction,
+    which alone is exact when two equal uploads are staged at once."""
+    return sql.find_by_content(store, owner, spooled.sha256), range_extras(store)
+
+
+def rejected(staged: Staged, spooled: Spooled) -> Outcome:
+    """Nothing valid was staged: 422 with the problems; nothing is written."""
+    folder, name = str(spooled.folder), spooled.path.name
+    return Outcome(422, {"error": "nothing valid",
+                         "detail": {"rejected": staged.rejected,
+                                    "problems": [_problem(p, folder, name)
+                                                 for p in staged.problems]}},
+                   rejected=staged.rejected, result="rejected")
+
+
+class _Duplicate(Exception):
+    def __init__(self, row: dict[str, Any]) -> None:
+        super().__init__("duplicate")
+        self.row = row
+
+
+def commit_staged(store: StoreConnection, staged: Staged, spooled: Spooled, owner: str
+                  ) -> Outcome:
+    """Copy a staged submission (:mod:`.staging`) into the lake and record it, in one
+    transaction (the commit lock held from its BEGIN to its COMMIT): all of its rows or,
+    after an error or a kill, none. The same bytes committed meanwhile by the same
+    owner (two equal uploads staged at once): 200 with that submission, nothing
+    written. Run by the writer thread."""
+    row = {"submission_id": staged.submission_id, "owner": owner, "name": spooled.path.name,
+           "content_sha256": spooled.sha256, "bytes": spooled.size,
+           "experiments": staged.experiments, "episodes": staged.episodes,
+           "measurements": staged.measurements, "rejected": staged.rejected}
+    with attached(store, Path(staged.stage)) as alias:
+        try:
+            with store.atomic():
+                earlier = sql.find_by_content(store, owner, spooled.sha256)
+                if earlier is not None:
+                    raise _Duplicate(earlier)
+                copy_staged(store, alias)
+                sql.record(store, row)
+        except _Duplicate as dup:
+            return duplicate(store, dup.row, spooled)
+    folder, name = str(spooled.folder), spooled.path.name
+    body = {**_counts(row), "duplicate": False,
+            "problems": [_problem(p, folder, name) for p in staged.problems]}
+    return Outcome(201, body, episodes=staged.episodes, rejected=staged.rejected)
 
 
 def _counts(row: dict[str, Any]) -> dict[str, Any]:

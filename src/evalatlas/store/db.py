@@ -596,6 +596,15 @@ class StoreConnection:
         self._last_batch_id = max(stored, last + 1, time.time_ns() // 1000)
         return self._last_batch_id
 
+    def reserve_batch_ids(self, n: int) -> int:
+        """The first of ``n`` consecutive batch ids for batches written now (rows staged
+        elsewhere and copied in, :mod:`evalatlas.store.staging`): :meth:`next_batch_id`,
+        and on a lake that many processes write, this process's next id after them."""
+        first = self.next_batch_id()
+        if self.many_writers:
+            self._last_batch_id = first + max(0, n - 1)
+        return first
+
     def remember_file(self, path: str, size: int, mtime_ns: int, sha256: str) -> None:
         """Record an ingested input file (``files``: skipped next time when unchanged)."""
         if self.lake is None:

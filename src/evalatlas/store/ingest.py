@@ -158,10 +158,21 @@ class IngestReport(ResultViews):
         }
 
 
+def range_extras(store: StoreConnection) -> dict[str, str]:
+    """``extra`` (JSON text) of every stored experiment that declares a reward range
+    (``extra.reward_range``), by experiment id: what an episode's reward is checked
+    against when its experiment was stored by an earlier ingest."""
+    return dict(store.con.execute(
+        "SELECT experiment_id, CAST(extra AS VARCHAR) FROM experiments "
+        "WHERE contains(CAST(extra AS VARCHAR), 'reward_range')").fetchall())
+
+
 class _Batch:
-    def __init__(self, store: StoreConnection, pricing: Pricing) -> None:
+    def __init__(self, store: StoreConnection, pricing: Pricing,
+                 known_extras: dict[str, str] | None = None) -> None:
         self.store = store
         self.pricing = pricing
+        self.known_extras = known_extras
         self.experiments: dict[str, tuple] = {}
         self.episodes: dict[tuple[str, str], tuple] = {}
         """Episode rows by key (the last occurrence wins); checked column by column when
@@ -191,11 +202,11 @@ class _Batch:
     def stored_extras(self) -> dict[str, str]:
         """``extra`` of every stored experiment that declares a reward range, read once per
         batch: one query, not one per experiment (each query on a lake reads its catalog:
-        50 experiments cost 50 round trips to PostgreSQL)."""
+        50 experiments cost 50 round trips to PostgreSQL). A staged ingest (``known``,
+        :func:`ingest_paths`' ``stored_extras``) adds those of the store it is staged for."""
         if self._stored_extras is None:
-            self._stored_extras = dict(self.store.con.execute(
-                "SELECT experiment_id, extra FROM experiments "
-                "WHERE contains(CAST(extra AS VARCHAR), 'reward_range')").fetchall())
+            self._stored_extras = {**(self.known_extras or {}),
+                                   **range_extras(self.store)}
         return self._stored_extras
 
     @property
@@ -325,6 +336,7 @@ def ingest_paths(
     benchmark: str | None = None,
     overrides: Overrides | None = None,
     atomic: bool = False,
+    stored_extras: dict[str, str] | None = None,
 ) -> IngestReport:
     """Ingest every recognised input under ``paths`` into ``store``.
 
@@ -345,13 +357,16 @@ def ingest_paths(
     (:mod:`evalatlas.records.overrides`); disables the fast path. ``atomic``: everything
     in one transaction (:meth:`StoreConnection.atomic`: all valid records or, after an error or a
     kill, none), for a submission to ``evalatlas serve``; the fast path is off (it
-    commits its row groups itself) and batches still bound memory. Returns counts and
+    commits its row groups itself) and batches still bound memory. ``stored_extras``:
+    for an ingest staged in a private store before it is copied into another
+    (``evalatlas serve`` on a lake), the other store's :func:`range_extras`, so that
+    rewards are checked against the ranges its experiments declare. Returns counts and
     example problems.
     """
     paths = list(paths)
     check_named_paths(paths, fmt)
     overrides = overrides or Overrides()
-    batch = _Batch(store, pricing or Pricing())
+    batch = _Batch(store, pricing or Pricing(), stored_extras)
     run = _Run(store, IngestReport(), batch, batch_size, on_progress,
                False if benchmark is not None or overrides or atomic else fast,
                fast_min_bytes, chunk_bytes, force, benchmark, overrides)
