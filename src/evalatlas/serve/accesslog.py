@@ -2,8 +2,9 @@
 
 Fields: time, request id, method, path, status, bytes received and sent, duration and
 the token's *name*; for a submission staged on a lake, ``stage``: the worker process
-and when its staging started and ended (Unix seconds). Never the query string (names could be pasted secrets), a token,
-the ``Authorization`` header or a body; the path is redacted like every stored text.
+and when its staging started and ended (Unix seconds). Never the query string (names
+could be pasted secrets), a token, the ``Authorization`` header or a body; the path is
+redacted like every stored text.
 """
 
 from __future__ import annotations

@@ -239,6 +239,7 @@ def build_state(config: ServeConfig) -> ServeState:
     if store.lake is not None:
         state.stager = Stager(config.workers)
         try:
+            state.stager.start()
             state.refresh_version()
         except BaseException:
             state.stop_background()

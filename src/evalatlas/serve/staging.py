@@ -105,19 +105,33 @@ def _worker_start(parent: int) -> None:
 
 
 class Stager:
-    """``workers`` staging processes, started on the first submission."""
+    """``workers`` staging processes, all started by :meth:`start` (when the server
+    starts: the first submissions do not wait for a process to start, and N at once
+    are parsed by N processes)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = max(1, int(workers))
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
 
-    def submit(self, fn: Callable[..., Staged], *args: Any) -> Future[Staged]:
+    def start(self) -> None:
+        """Start the worker processes (spawned: the server has threads and a DuckDB
+        instance, which a fork would copy mid-use). The executor starts a process for
+        each task submitted while none is idle, so one trivial task per worker starts
+        them all now, in parallel."""
         with self._lock:
-            if self._pool is None:  # spawn: the server has threads and a DuckDB instance
-                self._pool = ProcessPoolExecutor(
-                    self.workers, mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_worker_start, initargs=(os.getpid(),))
+            if self._pool is not None:
+                return
+            self._pool = ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_start, initargs=(os.getpid(),))
+            for _ in range(self.workers):
+                self._pool.submit(os.getpid)
+
+    def submit(self, fn: Callable[..., Staged], *args: Any) -> Future[Staged]:
+        self.start()
+        with self._lock:
+            assert self._pool is not None
             return self._pool.submit(fn, *args)
 
     def stop(self) -> None:
