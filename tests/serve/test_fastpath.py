@@ -21,7 +21,7 @@ def state(tmp_path):
     box = {"version": 0}
     answers = Answers(lambda: box["version"])
     st = SimpleNamespace(shortcuts=Shortcuts(), answers=answers, tokens=tokens, touched={},
-                         config=SimpleNamespace(public_read=False), box=box,
+                         config=SimpleNamespace(public_read=False), box=box, poller=None,
                          reader=add_token(tokens, "rita", "reader"))
     yield st
     answers.stop()
@@ -109,3 +109,14 @@ def test_fresh_after_a_write_is_left_to_the_route_which_waits(state):
     assert answered and head[b"x-evalatlas-stale"] == b"true"
     assert (head[b"x-evalatlas-answer-version"], head[b"x-evalatlas-store-version"]) == (
         b"0", b"1")
+
+
+def test_fresh_on_a_lake_others_write_is_left_to_the_route_which_reads_the_snapshot(state):
+    """With a PostgreSQL-catalog lake (a poller), even a kept answer of the current
+    version is not fresh enough: another process may have committed since the last poll,
+    so the route reads the lake's newest snapshot first."""
+    learn(state, b"by=agent&fresh=true", fresh=True)
+    auth = b"Bearer " + state.reader.encode()
+    assert send_of(state, scope(b"by=agent&fresh=true", auth))[0]  # a file store: kept
+    state.poller = object()
+    assert send_of(state, scope(b"by=agent&fresh=true", auth)) == (False, [])
