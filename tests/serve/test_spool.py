@@ -69,3 +69,26 @@ def test_receive_multipart(tmp_path):
     with pytest.raises(BadUpload, match="boundary"):
         asyncio.run(receive_multipart(_chunks(body), "multipart/form-data", tmp_path, None,
                                       10_000))
+
+
+def test_servers_sharing_a_spool_root_never_empty_each_others(tmp_path):
+    """A PostgreSQL lake's servers share the temporary folder's spool root: each gets
+    its own folder, and only the folders of servers no longer running are removed."""
+    import os
+    import subprocess
+    import sys
+
+    from evalatlas.serve.spool import server_spool
+
+    shared = tmp_path / "shared"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = shared / f"server-{int(gone.stdout)}"
+    live = shared / f"server-{os.getppid()}"  # this test's parent: running
+    for folder in (dead, live):
+        (folder / "sub-x").mkdir(parents=True)
+    mine = server_spool(shared)
+    assert mine == shared / f"server-{os.getpid()}"
+    assert not dead.exists() and (live / "sub-x").is_dir()
+    Spool(mine).reset()
+    assert (live / "sub-x").is_dir()

@@ -172,6 +172,31 @@ def test_the_leaderboard_follows_writes_by_another_process(served):
         assert fresh.headers["X-Evalatlas-Stale"] == "false"
 
 
+def test_a_staging_worker_that_dies_is_replaced(served):
+    """A worker killed (the OOM killer, an operator) breaks Python's process pool; the
+    server starts new workers, and submissions go on (one caught staging at that moment
+    is answered 503, retried by the client)."""
+    server, tmp, location, env, token = served
+    workers = {p for p in _children(server.proc.pid) if _is_worker(p)}
+    assert len(workers) == 2
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    time.sleep(1.0)
+    first = _post(server, token, write_jsonl(tmp / "w1.jsonl", "after-kill-1", n_tasks=5))
+    assert first.status_code in (201, 503), first.text
+    again = _post(server, token, write_jsonl(tmp / "w2.jsonl", "after-kill-2", n_tasks=5))
+    assert again.status_code == 201, again.text
+    assert _lake_counts(location, env, "after-kill-2") == (10, 10)
+    assert not workers & {p for p in _children(server.proc.pid) if _running(p)}
+
+
+def _is_worker(pid: int) -> bool:
+    try:
+        return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def test_kill_9_while_staging_leaves_the_lake_and_no_worker_behind(pg_lake):
     tmp, location, env, token = pg_lake
     spool = tmp / "kill-spool"

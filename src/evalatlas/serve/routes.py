@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -155,7 +156,12 @@ async def submit(request: Request, who: Submitter,
             else:
                 queued = True  # the chain removes the folder when it is done
                 staged, future = stage_and_commit(state, spooled, who.name, extras)
-                outcome = await asyncio.shield(asyncio.wrap_future(future))
+                try:
+                    outcome = await asyncio.shield(asyncio.wrap_future(future))
+                except BrokenProcessPool as exc:  # its worker died; a new one is started
+                    raise ApiError(503, "unavailable", "the worker staging this submission "
+                                   "stopped; nothing was stored: submit it again",
+                                   headers={"Retry-After": "1"}) from exc
                 if staged:  # the access log's "stage": which worker, when
                     request.scope.setdefault("state", {})["stage"] = staged[0].event()
             state.metrics.submission(outcome.result, outcome.episodes, outcome.rejected)

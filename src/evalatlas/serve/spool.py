@@ -168,12 +168,38 @@ async def receive_multipart(chunks: AsyncIterator[bytes], content_type: str, fol
 
 
 def default_spool_root(db: str) -> Path:
-    """``<store>.spool`` beside a store file or a lake's catalog file; a
-    temporary-folder spool otherwise (a PostgreSQL catalog)."""
+    """``<store>.spool`` beside a store file or a lake's catalog file (one server at a
+    time writes either); otherwise (a PostgreSQL catalog, which several servers may
+    write at once) this server's own folder in the temporary folder
+    (:func:`server_spool`)."""
     from evalatlas.store.lake_location import local_file
 
     beside = local_file(str(db))
     if beside is None or (":" in str(db).split("/")[0] and not str(db).startswith(
             "ducklake:") and not Path(db).exists()):
-        return Path(tempfile.gettempdir()) / f"evalatlas-spool-{os.getuid()}"
+        return server_spool(Path(tempfile.gettempdir()) / f"evalatlas-spool-{os.getuid()}")
     return Path(str(beside) + ".spool")
+
+
+def server_spool(shared: Path) -> Path:
+    """``shared/server-<pid>``: a spool no other server empties. Why: a server empties
+    its spool when it starts (a killed server's uploads were never committed), and two
+    servers sharing one root would delete each other's uploads and stages mid-ingest.
+    The folders of servers no longer running are removed here instead."""
+    shared.mkdir(mode=0o700, exist_ok=True)
+    for entry in shared.iterdir():
+        pid = entry.name.removeprefix("server-")
+        if entry.name.startswith("server-") and pid.isdigit() and not _alive(int(pid)) \
+                and entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+    return shared / f"server-{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True

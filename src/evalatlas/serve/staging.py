@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,11 @@ from evalatlas.records.limits import ReadLimits
 STAGE_NAME = ".stage.duckdb"
 """The stage's file name inside the submission's spool folder (a leading dot: no
 upload can be named so, :func:`evalatlas.serve.spool.safe_name`)."""
+
+
+class StagingFailed(Exception):
+    """Staging met an unexpected error (its type and message, as text: an exception
+    object of another type might not survive the trip back from the worker)."""
 
 
 @dataclass
@@ -77,11 +83,14 @@ def stage_upload(upload: str, folder: str, submission_id: str, limits: ReadLimit
 
     started = time.time()
     stage = Path(folder) / STAGE_NAME
-    with StoreConnection(stage) as store:
-        report = ingest_paths(store, [upload], force=True, limits=limits, atomic=True,
-                              stored_extras=stored_extras)
-        with store.atomic():
-            sql.claim_rows(store, folder, submission_id)
+    try:
+        with StoreConnection(stage) as store:
+            report = ingest_paths(store, [upload], force=True, limits=limits, atomic=True,
+                                  stored_extras=stored_extras)
+            with store.atomic():
+                sql.claim_rows(store, folder, submission_id)
+    except Exception as exc:  # crosses a process boundary: one picklable type
+        raise StagingFailed(f"{type(exc).__name__}: {exc}") from None
     return Staged(stage=str(stage), submission_id=submission_id,
                   experiments=report.experiments, episodes=report.episodes,
                   measurements=report.measurements, rejected=report.rejected,
@@ -129,6 +138,16 @@ class Stager:
                 self._pool.submit(os.getpid)
 
     def submit(self, fn: Callable[..., Staged], *args: Any) -> Future[Staged]:
+        """Stage in a worker. A pool broken by a worker that died (killed, out of
+        memory) is replaced: that one submission fails, not every later one."""
+        self.start()
+        with self._lock:
+            assert self._pool is not None
+            try:
+                return self._pool.submit(fn, *args)
+            except BrokenProcessPool:
+                broken, self._pool = self._pool, None
+        broken.shutdown(wait=False, cancel_futures=True)
         self.start()
         with self._lock:
             assert self._pool is not None
@@ -143,4 +162,4 @@ class Stager:
                 pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["STAGE_NAME", "Staged", "Stager", "stage_upload"]
+__all__ = ["STAGE_NAME", "Staged", "Stager", "StagingFailed", "stage_upload"]
