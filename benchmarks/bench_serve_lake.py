@@ -6,10 +6,11 @@ tests' helper) and a fresh server; ``--clients`` concurrent clients (threads, on
 ``ea.Client`` and submitter token each) each submit ``--files`` JSONL files of
 ``--episodes`` episodes. Reported per setting: wall seconds, episodes/s, submission
 latency p50/p99, CPU seconds of the server and its staging workers, the mean seconds a
-submission spent staging (parsing, outside the lake's lock) and answering (the whole
-request), the most submissions that were staging at one moment (from the workers'
-own start/end times in the access log), and a check that every episode is stored once
-(the lake's ``count(*)`` and distinct keys). The load average is printed before and after.
+submission spent staging (parsing, outside the lake's lock), committing (inside it)
+and answering (the whole request), the most submissions that were staging at one moment
+(from the workers' own start/end times in the access log), and a check that every
+episode is stored once (the lake's ``count(*)`` and distinct keys). The load average is
+printed before and after.
 
 Usage (a few minutes on a quiet 2-core machine)::
 
@@ -147,6 +148,8 @@ def run(setting: int, files: dict[int, list[Path]], cluster, work: Path,
             "latency_p50_s": round(pct(latencies, 0.5), 3),
             "latency_p99_s": round(pct(latencies, 0.99), 3),
             "mean_staging_s": round(statistics.mean(e - s for s, e in spans), 3),
+            "mean_commit_s": round(statistics.mean(
+                e["stage"]["commit_s"] for e in staged if e["stage"]["commit_s"] is not None), 3),
             "mean_request_s": round(statistics.mean(e["duration_ms"] for e in staged) / 1000,
                                     3),
             "most_staging_at_once": most_at_once(spans),

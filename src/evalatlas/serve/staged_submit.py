@@ -7,6 +7,7 @@ and the spool folder is removed when the chain ends even if the client went away
 
 from __future__ import annotations
 
+import time
 import uuid
 from concurrent.futures import Future
 from typing import Any
@@ -66,9 +67,11 @@ def stage_and_commit(state: ServeState, spooled: Spooled, owner: str,
             return
 
         def job() -> Outcome:
+            started = time.perf_counter()
             try:
                 return commit_staged(state.store, staged, spooled, owner)
             finally:
+                staged.commit_s = time.perf_counter() - started
                 state.spool.remove(folder)
 
         state.writer.run(job).add_done_callback(committed)

@@ -58,6 +58,9 @@ class Staged:
     started: float = 0.0
     ended: float = 0.0
     pid: int = 0
+    commit_s: float | None = None
+    """Seconds the server's writer spent committing it (the lake transaction, its lock
+    wait included); None when nothing was committed."""
 
     @property
     def valid(self) -> bool:
@@ -67,7 +70,8 @@ class Staged:
     def event(self) -> dict[str, Any]:
         """The access log's ``stage`` field."""
         return {"pid": self.pid, "started": round(self.started, 6),
-                "ended": round(self.ended, 6)}
+                "ended": round(self.ended, 6),
+                "commit_s": None if self.commit_s is None else round(self.commit_s, 4)}
 
 
 def stage_upload(upload: str, folder: str, submission_id: str, limits: ReadLimits,
