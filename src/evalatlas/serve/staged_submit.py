@@ -42,28 +42,32 @@ def stage_and_commit(state: ServeState, spooled: Spooled, owner: str,
     seen: list[Staged] = []
     folder = spooled.folder
 
-    def settle(result: Outcome | None, exc: BaseException | None) -> None:
+    def fail(exc: BaseException) -> None:
         if not out.done():
-            if exc is not None:
-                out.set_exception(exc)
-            else:
-                out.set_result(result)  # type: ignore[arg-type]
+            out.set_exception(exc)
+
+    def answer(outcome: Outcome) -> None:
+        if not out.done():
+            out.set_result(outcome)
 
     def committed(done: Future[Outcome]) -> None:
         exc = done.exception()
-        settle(None if exc else done.result(), exc)
+        if exc is not None:
+            fail(exc)
+        else:
+            answer(done.result())
 
     def staged_done(done: Future[Staged]) -> None:
         try:
             staged = done.result()
         except BaseException as exc:
             state.spool.remove(folder)
-            settle(None, exc)
+            fail(exc)
             return
         seen.append(staged)
         if not staged.valid:
             state.spool.remove(folder)
-            settle(rejected(staged, spooled), None)
+            answer(rejected(staged, spooled))
             return
 
         def job() -> Outcome:

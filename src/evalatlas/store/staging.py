@@ -83,14 +83,14 @@ def copy_staged(store: StoreConnection, alias: str, pricing: Pricing | None = No
     copied: dict[str, int] = {}
     for table, columns in _TABLES:
         source = f"{alias}.{table}"
-        n = int(con.execute(f"SELECT count(*) FROM {source}").fetchone()[0])
+        n = int(con.execute(f"SELECT count(*) FROM {source}").fetchall()[0][0])
         copied[table] = n
         if n == 0:
             continue
         keys = ", ".join(KEYS[table])
         stored = con.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE ({keys}) IN "
-            f"(SELECT ({keys}) FROM {source}) LIMIT 1)").fetchone()[0]
+            f"(SELECT ({keys}) FROM {source}) LIMIT 1)").fetchall()[0][0]
         if stored:
             con.execute(f"DELETE FROM {table} WHERE ({keys}) IN (SELECT ({keys}) FROM {source})")
         cols = ", ".join(columns)
