@@ -46,7 +46,10 @@ CHILD = r"""
 import json, os, sys, time
 kind, src, db = sys.argv[1], sys.argv[2], sys.argv[3]
 def ingest(path, db):
-    from evalatlas.store.db import StoreConnection
+    try:
+        from evalatlas.store.db import StoreConnection
+    except ImportError:  # a baseline tree from before the rename (3e3e56d: Store)
+        from evalatlas.store.db import Store as StoreConnection
     from evalatlas.store.ingest import ingest_paths
     with StoreConnection(db) as store:
         rep = ingest_paths(store, [path])

@@ -43,6 +43,7 @@ from evalatlas.store.rows import (
     declared_reward_range,
     episode_row,
     experiment_row,
+    fill_agent_models,
     measurement_row,
     row_problem,
 )
@@ -223,8 +224,9 @@ class _Batch:
         if not self.episodes:
             return []
         keys = list(self.episodes)
-        columns = dict(zip(EPISODE_COLUMNS, map(list, zip(*self.episodes.values(), strict=True)),
-                           strict=True))
+        columns = fill_agent_models(
+            dict(zip(EPISODE_COLUMNS, map(list, zip(*self.episodes.values(), strict=True)),
+                     strict=True)), self.experiments)
         if len(keys) > SMALL_BATCH:
             table = arrow_table(self.store.arrow_schema("episodes", EPISODE_COLUMNS),
                                 columns)
@@ -239,7 +241,7 @@ class _Batch:
             report.episodes -= 1
         if bad:
             columns = without_rows(columns, set(bad))
-        return list(zip(*columns.values(), strict=True)) if bad else list(self.episodes.values())
+        return list(zip(*columns.values(), strict=True))
 
     def flush(self, report: IngestReport) -> None:
         if self.size == 0:
