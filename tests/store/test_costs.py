@@ -111,3 +111,46 @@ def test_api_ingest_takes_prices_and_presets(tmp_path: Path) -> None:
         with pytest.raises(ea.InputError, match=r"bad\.toml"):
             ea.Store.check_ingest(src, prices=bad)
         assert not hasattr(ea, "configure_prices")
+
+
+@pytest.mark.parametrize("columnar", [False, True], ids=["row-tuples", "arrow"])
+def test_llm_model_is_the_usage_model_else_the_final_agent_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columnar: bool) -> None:
+    """``llm_model`` (filled before the insert for experiments of the batch,
+    :func:`evalatlas.store.rows.fill_agent_models`, else by the completion step): the
+    episode's own usage model; else the agent model of its experiment's last record, even
+    when that record comes after the episodes, says no model, or arrives in a later
+    ingest."""
+    import json
+
+    import evalatlas.store.ingest as ingest_mod
+
+    if columnar:
+        monkeypatch.setattr(ingest_mod, "SMALL_BATCH", 0)
+
+    def exp(eid: str, model: str | None) -> str:
+        return json.dumps({"experiment_id": eid, "experiment_name": eid, "benchmark_name": "b",
+                           "benchmark_subset": {"name": "all", "n_tasks": 2},
+                           "agent": {"name": eid, "llm_model": model}})
+
+    def ep(eid: str, t: str, model: str | None = None) -> str:
+        usage = {"model": model} if model else {}
+        return json.dumps({"experiment_id": eid, "task_id": t, "trajectory_id": f"{eid}-{t}",
+                           "reward": 1.0, "usage": usage})
+
+    first = tmp_path / "first.jsonl"
+    first.write_text("\n".join([
+        ep("after", "t0"), exp("after", "m-after"),            # experiment after its episode
+        ep("dropped", "t0"), exp("dropped", "m-old"), exp("dropped", None),  # last says none
+        exp("own", "m-agent"), ep("own", "t0", "m-own"), ep("own", "t1"),
+        ep("later", "t0"),                                     # experiment in the next ingest
+    ]) + "\n")
+    second = tmp_path / "second.jsonl"
+    second.write_text(exp("later", "m-later") + "\n")
+    with StoreConnection(tmp_path / "s.duckdb") as store:
+        ingest_paths(store, [first], fast=False)
+        ingest_paths(store, [second], fast=False)
+        got = {r["trajectory_id"]: r["llm_model"] for r in store.query(
+            "SELECT trajectory_id, llm_model FROM episodes")}
+    assert got == {"after-t0": "m-after", "dropped-t0": None, "own-t0": "m-own",
+                   "own-t1": "m-agent", "later-t0": "m-later"}

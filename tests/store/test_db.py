@@ -48,3 +48,93 @@ def test_summary_by_model_keys_are_intact_run_after_run(fixtures: Path, tmp_path
         for _ in range(5):
             models = [r["model"] for r in ea.summary(store, "model").rows]
             assert set(models) == want, models
+
+
+# --- opening and closing a file store (issue 27: the write path's fixed costs) -------------
+
+_KILLED_AFTER_COMMIT = """
+import os, sys
+from evalatlas.store.db import StoreConnection
+from evalatlas.store.ingest import ingest_paths
+store = StoreConnection(sys.argv[1])
+ingest_paths(store, [sys.argv[2]])
+os._exit(0)  # a crash after the commits: no close, no checkpoint
+"""
+
+
+def _stored(db: Path) -> dict[str, int]:
+    with StoreConnection(db, read_only=True) as s:
+        return {t: s.count(t) for t in ("experiments", "episodes", "ingest_batches", "files")}
+
+
+def test_small_ingest_keeps_its_log_and_loses_nothing(fixtures: Path, tmp_path: Path):
+    """A small ingest's close leaves its write-ahead log (no checkpoint: ~0.03 s a
+    reader would not pay back); every later open, read-only or not, sees all of it, and
+    a process killed after its commits loses nothing either (DuckDB replays the log)."""
+    import os
+    import subprocess
+    import sys
+
+    from evalatlas.store.db import WAL_KEPT_BYTES
+    from evalatlas.store.ingest import ingest_paths
+
+    src = fixtures / "tau-bench"
+    closed, killed = tmp_path / "closed.duckdb", tmp_path / "killed.duckdb"
+    with StoreConnection(closed) as s:
+        ingest_paths(s, [src])
+    wal = Path(f"{closed}.wal")
+    assert 0 < wal.stat().st_size <= WAL_KEPT_BYTES
+    want = _stored(closed)
+    assert want["episodes"] == 200 and want["ingest_batches"] >= 1
+    subprocess.run([sys.executable, "-c", _KILLED_AFTER_COMMIT, str(killed), str(src)],
+                   check=True, env={**os.environ})
+    assert Path(f"{killed}.wal").stat().st_size > 0
+    assert _stored(killed) == want
+    with StoreConnection(closed) as s:  # a writer replays it too, and adds to it
+        assert s.count("episodes") == 200
+        ingest_paths(s, [src], force=True)
+    assert _stored(closed) == {**want, "ingest_batches": 2 * want["ingest_batches"]}
+
+
+def test_large_ingest_is_checkpointed_at_close(fixtures: Path, tmp_path: Path):
+    """A log over :data:`WAL_KEPT_BYTES` goes into the file at close, as before: a reader
+    would replay it at every open (~10 ms per MB)."""
+    from evalatlas.store.ingest import ingest_paths
+
+    db = tmp_path / "s.duckdb"
+    with StoreConnection(db) as s:
+        ingest_paths(s, [fixtures / "swebench-verified"])
+        view = s.cursor_view()  # a view closing first must not decide for the writer
+        view.close()
+    wal = Path(f"{db}.wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    assert _stored(db)["episodes"] == 10_000
+
+
+def test_open_skips_the_schema_when_current_and_migrates_otherwise(tmp_path: Path):
+    """A store whose ``meta.schema_ddl`` is this code's fingerprint is opened without the
+    DDL; a store without it (an older evalatlas) gets the DDL and migrations, so a
+    column added since is there."""
+    import duckdb
+
+    from evalatlas.store.db import schema_fingerprint
+
+    db = tmp_path / "s.duckdb"
+    with StoreConnection(db) as s:
+        assert s.query("SELECT value FROM meta WHERE key = 'schema_ddl'") == [
+            {"value": schema_fingerprint()}]
+        s.con.execute("ALTER TABLE episodes DROP COLUMN outcome_source")
+    with StoreConnection(db) as s:  # current fingerprint: the DDL is not run
+        cols = {r["column_name"] for r in s.query(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = 'episodes'")}
+        assert "outcome_source" not in cols
+        s.con.execute("DELETE FROM meta WHERE key = 'schema_ddl'")  # as an older store
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM meta WHERE key = 'schema_ddl'").fetchall() == [(0,)]
+    con.close()
+    with StoreConnection(db) as s:
+        cols = {r["column_name"] for r in s.query(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = 'episodes'")}
+        assert "outcome_source" in cols
+        assert s.query("SELECT value FROM meta WHERE key = 'schema_ddl'") == [
+            {"value": schema_fingerprint()}]
