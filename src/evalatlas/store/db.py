@@ -32,6 +32,7 @@ from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.redaction import (
     column_types,
+    gated_columns,
     redact_rows,
     row_gate,
 )
@@ -581,10 +582,18 @@ class StoreConnection:
             return
         name = f"_evalatlas_{table}_arrow"
         types = self._types(table)
+        # the gate joins only the columns holding a value in this batch: concat_ws skips
+        # NULL cells anyway, so the flags are the same, and an adapter fills a handful
+        # of the ~30 text columns (joining all of them was most of the gate's cost)
+        present = {c: t for c, t in gated_columns(table, types).items()
+                   if rows.column(c).null_count < rows.num_rows}
+        if not present:  # no text to look at: nothing to redact
+            self._upsert_arrow(table, rows)
+            return
         self.con.register(name, rows)
         try:  # the gate is never NULL (concat_ws skips NULL cells)
             flags = np.asarray(self.con.execute(
-                f"SELECT {row_gate(table, types)} AS f FROM {name}").fetchnumpy()["f"],
+                f"SELECT {row_gate(table, present)} AS f FROM {name}").fetchnumpy()["f"],
                 dtype=bool)
         finally:
             self.con.unregister(name)

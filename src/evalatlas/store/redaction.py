@@ -217,6 +217,14 @@ def redact_flagged(con: duckdb.DuckDBPyConnection, staged: str, types: dict[str,
     con.execute(f"UPDATE {staged} SET {sets} WHERE {flag}")
 
 
+def gated_columns(table: str, types: dict[str, str]) -> dict[str, str]:
+    """The columns of ``types`` (name -> DuckDB type) whose cells :func:`row_gate` joins
+    and :func:`redact_rows` redacts: text columns that hold content (not keys, not
+    ``source_file``)."""
+    skip = _skipped(table)
+    return {c: t for c, t in types.items() if t in _TEXT_TYPES and c not in skip}
+
+
 def row_gate(table: str, types: dict[str, str]) -> str:
     """SQL: true when some text cell of the row may need redaction (one scan of the
     row's cells joined by a control character, instead of one per cell: measured ~0.06
@@ -227,11 +235,8 @@ def row_gate(table: str, types: dict[str, str]) -> str:
     or end (``^``, ``$``), the separator matches the alternative (``[^a-z0-9]``,
     ``[^s]``). A ``\\u`` escape in a JSON cell (which the per-cell form also flags) is an
     alternative of the same scan; in a plain text cell it only flags one row more."""
-    skip = _skipped(table)
     texts = []
-    for col, kind in types.items():
-        if kind not in _TEXT_TYPES or col in skip:
-            continue
+    for col, kind in gated_columns(table, types).items():
         if kind == "VARCHAR[]":
             texts.append(f'array_to_string("{col}", chr(10))')
         elif kind == "JSON":
