@@ -67,48 +67,33 @@ def _stored(db: Path) -> dict[str, int]:
         return {t: s.count(t) for t in ("experiments", "episodes", "ingest_batches", "files")}
 
 
-def test_small_ingest_keeps_its_log_and_loses_nothing(fixtures: Path, tmp_path: Path):
-    """A small ingest's close leaves its write-ahead log (no checkpoint: ~0.03 s a
-    reader would not pay back); every later open, read-only or not, sees all of it, and
-    a process killed after its commits loses nothing either (DuckDB replays the log)."""
+def test_close_leaves_the_store_in_its_file_and_a_kill_loses_no_commit(
+        fixtures: Path, tmp_path: Path):
+    """Closing a writer checkpoints its write-ahead log into the store file, even a small
+    one (a store is one file to copy; keeping a small log to save the close's ~0.03 s was
+    measured and not done, see BENCHMARKS.md "Adapters, third pass"); a process killed
+    after its commits, before any close, loses nothing: DuckDB replays the log."""
     import os
     import subprocess
     import sys
 
-    from evalatlas.store.db import WAL_KEPT_BYTES
     from evalatlas.store.ingest import ingest_paths
 
     src = fixtures / "tau-bench"
     closed, killed = tmp_path / "closed.duckdb", tmp_path / "killed.duckdb"
     with StoreConnection(closed) as s:
         ingest_paths(s, [src])
+        view = s.cursor_view()  # a view's close leaves the writer's instance open
+        view.close()
+        assert s.count("episodes") == 200
     wal = Path(f"{closed}.wal")
-    assert 0 < wal.stat().st_size <= WAL_KEPT_BYTES
+    assert not wal.exists() or wal.stat().st_size == 0
     want = _stored(closed)
     assert want["episodes"] == 200 and want["ingest_batches"] >= 1
     subprocess.run([sys.executable, "-c", _KILLED_AFTER_COMMIT, str(killed), str(src)],
                    check=True, env={**os.environ})
     assert Path(f"{killed}.wal").stat().st_size > 0
     assert _stored(killed) == want
-    with StoreConnection(closed) as s:  # a writer replays it too, and adds to it
-        assert s.count("episodes") == 200
-        ingest_paths(s, [src], force=True)
-    assert _stored(closed) == {**want, "ingest_batches": 2 * want["ingest_batches"]}
-
-
-def test_large_ingest_is_checkpointed_at_close(fixtures: Path, tmp_path: Path):
-    """A log over :data:`WAL_KEPT_BYTES` goes into the file at close, as before: a reader
-    would replay it at every open (~10 ms per MB)."""
-    from evalatlas.store.ingest import ingest_paths
-
-    db = tmp_path / "s.duckdb"
-    with StoreConnection(db) as s:
-        ingest_paths(s, [fixtures / "swebench-verified"])
-        view = s.cursor_view()  # a view closing first must not decide for the writer
-        view.close()
-    wal = Path(f"{db}.wal")
-    assert not wal.exists() or wal.stat().st_size == 0
-    assert _stored(db)["episodes"] == 10_000
 
 
 def test_open_skips_the_schema_when_current_and_migrates_otherwise(tmp_path: Path):

@@ -88,29 +88,6 @@ def schema_fingerprint() -> str:
     return hashlib.sha256((DDL + MIGRATIONS).encode()).hexdigest()[:16]
 
 
-WAL_KEPT_BYTES = 1 << 20
-"""A writer's close leaves a write-ahead log up to this size for a later checkpoint.
-
-Why: closing a DuckDB file checkpoints its log into the file, and that costs ~0.03 s
-of CPU even for a few kilobytes (tau-bench's fixture: a 80 kB log; the checkpoint was
-most of a 0.05 s ingest), while a reader replays a log of that size in ~1 ms. A larger
-log is checkpointed at close as before: its replay grows with its size (~10 ms per MB
-for ``summary``), and a checkpoint saved once would be paid back by every later read
-(measured in BENCHMARKS.md, "Adapters, third pass"). Nothing committed is at risk:
-DuckDB syncs the log at every commit and replays it at the next open
-(``tests/store/test_db.py``)."""
-
-
-def _wal_is_small(path: Path) -> bool:
-    """Whether the store's write-ahead log holds something and at most
-    :data:`WAL_KEPT_BYTES` (an in-memory store has none)."""
-    try:
-        size = os.stat(f"{path}.wal").st_size
-    except OSError:
-        return False
-    return 0 < size <= WAL_KEPT_BYTES
-
-
 def resolve_location(db: str | Path | None = None) -> str:
     """``--db`` if given, else ``$EVALATLAS_DB``, else ``./evalatlas.duckdb``, as text (a
     ``ducklake:`` location may hold a password: never print it, see
@@ -426,20 +403,7 @@ class StoreConnection:
         :class:`StoreError`). Closing twice is harmless."""
         con = self.con
         self.con = cast("duckdb.DuckDBPyConnection", ClosedConnection(self.path))
-        if isinstance(con, ClosedConnection):
-            return
-        try:
-            if self.lake is None and not self.read_only:
-                # the DuckDB instance's setting, decided again by whichever of its
-                # connections closes last (a cursor view shares it): a log kept now is
-                # checkpointed by DuckDB later (a commit past its threshold, or the
-                # close of a writer whose log grew past the limit)
-                with contextlib.suppress(duckdb.Error):
-                    con.execute("PRAGMA disable_checkpoint_on_shutdown"
-                                if _wal_is_small(self.path)
-                                else "PRAGMA enable_checkpoint_on_shutdown")
-        finally:
-            con.close()
+        con.close()
 
     @property
     def closed(self) -> bool:
