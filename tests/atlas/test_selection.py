@@ -117,3 +117,104 @@ def test_sensitivity_band_brackets_unreported_tasks() -> None:
     assert 8 / 25 < s["success_rate_unreported_as_predicted"] < 0.8
     w = band["weak"]
     assert w["success_rate_unreported_as_failures"] == 5 / 25
+
+
+def _band_scanning_every_cell(matrix, fit) -> list[dict]:
+    """The band as it was computed before issue 23 (one pass over all cells per coverage
+    row): the reference the sorted, per-row-slice version must equal to the last bit."""
+    c = matrix.cells
+    per_task = c.k / c.n
+    items: dict[str, list[int]] = {}
+    for j, b in enumerate(matrix.item_benchmark):
+        items.setdefault(b, []).append(j)
+    out = []
+    for row in matrix.coverage:
+        i = matrix.agent_ids.index(row["agent_id"])
+        bench_items = np.asarray(items[row["benchmark"]], dtype=np.int64)
+        mine = (c.agent == i) & np.isin(c.item, bench_items)
+        observed = per_task[mine]
+        p_all = fit.prob(np.full(bench_items.size, i), bench_items)
+        unrun = ~np.isin(bench_items, c.item[mine])
+        p_unrun = p_all[unrun] if unrun.any() else p_all
+        new = dict(row, success_rate_observed=float(observed.mean()))
+        nt, tasks_run = row.get("n_tasks"), row["tasks_run"]
+        if nt:
+            solved = float(observed.sum()) * tasks_run / observed.size
+            missing = max(int(nt) - tasks_run, 0)
+            denom = tasks_run + missing
+            new["success_rate_unreported_as_failures"] = solved / denom
+            new["success_rate_unreported_as_predicted"] = (
+                (solved + missing * float(p_unrun.mean())) / denom)
+        else:
+            new["success_rate_unreported_as_failures"] = None
+            new["success_rate_unreported_as_predicted"] = None
+        new["predicted_success_rate"] = float(p_all.mean())
+        out.append(new)
+    return out
+
+
+def _many_benchmarks_frame(seed: int) -> dict[str, list]:
+    """Agents on 3 benchmarks of uneven size, a sparse random subset of tasks each, 1-3
+    attempts, a few tasks under two versions, one benchmark without n_tasks, and agents
+    in no particular order (so cells, items and benchmarks interleave)."""
+    rng = np.random.default_rng(seed)
+    frame: dict[str, list] = {k: [] for k in ("agent_id", "agent_name", "benchmark",
+                                              "n_tasks", "task_id", "task_version_hash",
+                                              "success", "reward")}
+    sizes = {"b-one": 40, "b-two": 15, "a-three": 25}
+    for a in rng.permutation(30):
+        for bench, size in sizes.items():
+            if rng.random() < 0.2:
+                continue  # this agent never ran this benchmark
+            for t in np.flatnonzero(rng.random(size) < 0.5):
+                version = "v2" if t % 7 == 0 and a % 2 else "v1"
+                for _ in range(int(rng.integers(1, 4))):
+                    y = bool(rng.random() < 0.5)
+                    frame["agent_id"].append(f"agent-{a}")
+                    frame["agent_name"].append(f"agent {a}")
+                    frame["benchmark"].append(bench)
+                    frame["n_tasks"].append(None if bench == "b-two" else size + 5)
+                    frame["task_id"].append(f"{bench}-t{t}")
+                    frame["task_version_hash"].append(version)
+                    frame["success"].append(y)
+                    frame["reward"].append(float(y))
+    return frame
+
+
+def test_sensitivity_band_equals_the_scan_of_every_cell() -> None:
+    for seed in (0, 1):
+        matrix = build_matrix(_many_benchmarks_frame(seed))
+        fit = fit_matrix(matrix, model="1pl", holdout=0.0).irt
+        new = sensitivity_band(matrix, fit)
+        assert len(new) == len(matrix.coverage) > 50
+        assert any(r["n_tasks"] is None for r in new)
+        assert any(r["success_rate_unreported_as_predicted"] is not None for r in new)
+        assert new == _band_scanning_every_cell(matrix, fit)  # bit for bit
+
+
+def test_propensity_weights_equal_the_scan_of_every_cell() -> None:
+    matrix = build_matrix(_many_benchmarks_frame(2))
+    difficulty = fit_matrix(matrix, model="1pl", holdout=0.0).irt.difficulty
+    c = matrix.cells
+    z = (difficulty - difficulty.mean()) / (difficulty.std() + 1e-12)
+    items: dict[str, list[int]] = {}
+    for j, b in enumerate(matrix.item_benchmark):
+        items.setdefault(b, []).append(j)
+    want = np.ones(c.size)
+    for i in range(matrix.n_agents):  # the reference: one pass over all cells per agent
+        mine = np.flatnonzero(c.agent == i)
+        benches = sorted({matrix.item_benchmark[j] for j in c.item[mine].tolist()})
+        cand = np.concatenate([np.asarray(items[b]) for b in benches])
+        ran = np.isin(cand, c.item[mine]).astype(float)
+        X = np.stack([np.ones(cand.size), z[cand]], axis=1)
+        beta = np.zeros(2)
+        for _ in range(50):
+            p = special.expit(X @ beta)
+            step = np.linalg.solve((X * (p * (1 - p))[:, None]).T @ X + np.eye(2) / 4,
+                                   X.T @ (p - ran) + beta / 4)
+            beta -= step
+            if np.max(np.abs(step)) < 1e-10:
+                break
+        want[mine] = special.expit(np.stack([np.ones(mine.size), z[c.item[mine]]], 1) @ beta)
+    _, prop = propensity_weights(matrix, difficulty)
+    assert np.array_equal(prop, want)
