@@ -14,6 +14,7 @@ import pytest
 import evalatlas as ea
 from evalatlas.atlas.errors import AtlasError, DriftError
 from evalatlas.atlas.matrix import ResponseMatrix, build_matrix, matrix_from_store_cells
+from evalatlas.store import frames
 from evalatlas.store.atlas import matrix_cells, matrix_episodes
 from evalatlas.store.db import StoreConnection
 
@@ -27,9 +28,43 @@ def _frame(store: StoreConnection, bench: list[str] | None) -> Any:
     """matrix_episodes, which must come in its ORDER BY order whatever DuckDB's Arrow
     export does (checked here, not re-sorted: the matrix's order follows the rows)."""
     frame = matrix_episodes(store, bench)
-    keys = ("agent_id", "benchmark", "task_id", "task_version_hash")
-    assert frame.sort_by([(k, "ascending") for k in keys]).equals(frame)
+    assert _in_order(frame)
     return frame
+
+
+def _in_order(frame: Any) -> bool:
+    """The rows are in matrix_episodes' ORDER BY order (NULLs last, as DuckDB's)."""
+    keys = ("agent_id", "benchmark", "task_id", "task_version_hash", "trajectory_id")
+    return frame.sort_by([(k, "ascending") for k in keys]).equals(frame)
+
+
+def test_matrix_episodes_come_in_order_from_many_batches(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """400,000 episodes of 60 experiments in scrambled order, read in 8 Arrow batches, the
+    sort spread over threads: the rows come back in ORDER BY order, within each cell by
+    trajectory_id, without a second sort in Python."""
+    monkeypatch.setattr(frames, "ARROW_BATCH_ROWS", 50_000)
+    with ea.open(tmp_path / "s.duckdb") as store:
+        store.con.execute("SET threads = 4")
+        store.con.execute("""
+            INSERT INTO episodes (experiment_id, trajectory_id, task_id, task_version_hash,
+                                  success)
+            SELECT 'exp-' || (hash(i) % 60)::VARCHAR, 'ep-' || (hash(i * 11) % 1000003)::VARCHAR
+                   || '-' || i::VARCHAR, 'task-' || (hash(i * 7) % 3000)::VARCHAR,
+                   CASE WHEN i % 97 = 0 THEN NULL ELSE 'v' || (i % 2)::VARCHAR END,
+                   hash(i * 5) % 2 = 0
+            FROM range(400000) t(i)""")
+        store.con.execute("INSERT INTO experiments (experiment_id, agent_id, agent_name, "
+                          "benchmark_name) SELECT 'exp-' || i::VARCHAR, 'agent-' || "
+                          "(i % 17)::VARCHAR, 'Agent ' || i::VARCHAR, 'bench-' || "
+                          "(i % 3)::VARCHAR FROM range(50) t(i)")  # 10 without a record
+        frame = matrix_episodes(store, None)
+        assert frame.num_rows == 400000 and len(frame.to_batches()) > 1
+        assert _in_order(frame)
+        assert frame.column("agent_id")[0].as_py().startswith("?exp-")
+        # build_matrix names an agent after its first episode in this order
+        first = frame.slice(0, 1).to_pylist()[0]
+        assert build_matrix(frame).agent_names[0] == first["agent_name"]
 
 
 def _same(a: ResponseMatrix, b: ResponseMatrix) -> None:

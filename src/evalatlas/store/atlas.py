@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from evalatlas.store.db import StoreConnection
+from evalatlas.store.frames import arrow_in_order
 from evalatlas.text import json_safe
 
 DDL = """
@@ -42,7 +43,11 @@ TABLES = ("atlas_fits", "atlas_abilities", "atlas_items", "atlas_coverage")
 
 
 def matrix_episodes(store: StoreConnection, benchmark: list[str] | None = None) -> pa.Table:
-    """One row per episode with the columns the atlas matrix needs.
+    """One row per episode with the columns the atlas matrix needs, sorted by agent_id,
+    benchmark, task_id, task_version_hash and trajectory_id (NULLs last), the order
+    :func:`evalatlas.atlas.matrix.build_matrix` numbers agents and items in and takes an
+    agent's name from (its first episode). One sort, DuckDB's, read back in its order
+    (:func:`~evalatlas.store.frames.arrow_in_order`).
 
     Episodes whose experiment record was never ingested are kept under the agent
     ``?<experiment_id>`` (as in ``summary``) and benchmark ``(unknown)``.
@@ -58,18 +63,12 @@ def matrix_episodes(store: StoreConnection, benchmark: list[str] | None = None) 
                json_extract_string(x.agent, '$.description') AS agent_description,
                coalesce(x.benchmark_name, '(unknown)') AS benchmark,
                x.subset_n_tasks AS n_tasks,
-               e.task_id, e.task_version_hash, e.success, e.reward
+               e.task_id, e.task_version_hash, e.trajectory_id, e.success, e.reward
         FROM episodes e LEFT JOIN experiments x USING (experiment_id)
         {where}
         ORDER BY agent_id, benchmark, e.task_id, e.task_version_hash, e.trajectory_id
     """
-    table = store.con.sql(sql, params=params).to_arrow_table()
-    # DuckDB 1.5.5's Arrow export (the store runs with preserve_insertion_order off) can
-    # hand the ordered rows back out of order; the matrix's agent and item order follows
-    # the rows, so the order is made certain here (a stable sort: within a cell the rows
-    # keep the order they came in, which no cell count depends on)
-    return table.sort_by([(k, "ascending") for k in
-                          ("agent_id", "benchmark", "task_id", "task_version_hash")])
+    return arrow_in_order(store, sql, params)
 
 
 _KEPT = {

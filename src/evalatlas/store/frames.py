@@ -10,6 +10,7 @@ uses for a store file (one definition of every aggregate).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from evalatlas.store.selection import experiments_of, id_filter
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 EXPERIMENT_FIELDS = ("experiment_name", "agent_id", "agent_name", "framework_name",
                      "benchmark_name", "benchmark_version", "subset_name", "subset_n_tasks",
@@ -27,6 +29,9 @@ EXPERIMENT_FIELDS = ("experiment_name", "agent_id", "agent_name", "framework_nam
 """Experiment columns added to each episode row (none of them is an episode column)."""
 
 REQUIRED = ("experiment_id", "trajectory_id", "task_id")
+
+ARROW_BATCH_ROWS = 1_000_000
+"""Rows per Arrow batch :func:`arrow_in_order` reads (DuckDB's default)."""
 
 
 def episodes_frame(
@@ -49,20 +54,33 @@ def episodes_frame(
     ids = experiments_of(store, experiment=experiment, agent=agent, benchmark=benchmark)
     where, params = id_filter(ids)
     cols = ", ".join([f"e.{c}" for c in EPISODE_COLUMNS] + [f"x.{c}" for c in EXPERIMENT_FIELDS])
+    table = arrow_in_order(
+        store, f"SELECT {cols} FROM episodes e LEFT JOIN experiments x USING (experiment_id) "
+        f"{where}", params)
+    frame: pd.DataFrame = table.to_pandas(types_mapper=pd.ArrowDtype, self_destruct=True)
+    del table  # self_destruct: its buffers now belong to the frame
+    return frame
+
+
+def arrow_in_order(store: StoreConnection, sql: str,
+                   params: Sequence[Any] | None = None) -> pa.Table:
+    """The rows of ``sql`` as one Arrow table in the order DuckDB produces them: its
+    ORDER BY, or without one the tables' insertion order.
+
+    The store's connection runs with ``preserve_insertion_order`` off (faster scans and
+    writes), and with it off DuckDB may collect a result's Arrow batches in the order its
+    threads finish them; here the query runs with it on and is read through DuckDB's
+    streamed Arrow reader, so the order is DuckDB's contract and needs no second sort in
+    Python. The setting is global to the database, so it is restored afterwards."""
     con = store.con
-    # a global setting: the store's connection runs without it (faster scans), restored
     row = con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()
     preserve = bool(row and row[0])
     con.execute("SET preserve_insertion_order = true")
     try:
-        table = con.sql(
-            f"SELECT {cols} FROM episodes e LEFT JOIN experiments x USING (experiment_id) "
-            f"{where}", params=params).to_arrow_reader().read_all()
+        return con.sql(sql, params=params or None).to_arrow_reader(
+            ARROW_BATCH_ROWS).read_all()
     finally:
         con.execute(f"SET preserve_insertion_order = {'true' if preserve else 'false'}")
-    frame: pd.DataFrame = table.to_pandas(types_mapper=pd.ArrowDtype, self_destruct=True)
-    del table  # self_destruct: its buffers now belong to the frame
-    return frame
 
 
 def experiments_frame(store: StoreConnection) -> pd.DataFrame:
