@@ -139,3 +139,42 @@ def test_fit_from_a_store_is_the_fit_of_its_frame(tmp_path: Path) -> None:
     for d in (via_store, via_frame):
         d["diagnostics"].pop("seconds")
     assert via_store["agents"] and via_store == via_frame
+
+
+def test_agent_named_after_its_first_episode_across_experiments(tmp_path: Path) -> None:
+    """An agent with several experiments (different names and descriptions, one on
+    another benchmark with no known outcome) is named after the experiment of its first
+    used episode in (benchmark, task, version, trajectory) order, NULL versions last, and
+    described by the first non-empty description in that order; both matrix builders."""
+    with ea.open(tmp_path / "s.duckdb") as store:
+        store.con.execute("""
+            INSERT INTO experiments (experiment_id, agent_id, agent_name, benchmark_name,
+                                     agent)
+            VALUES ('e1', 'A', 'A-one', 'b', '{"description": ""}'),
+                   ('e2', 'A', 'A-two', 'b', '{"description": "second"}'),
+                   ('e3', 'A', 'A-three', 'a', '{"description": "never used"}'),
+                   ('e4', 'A', 'A-four', 'b', NULL),
+                   ('e5', 'B', 'B-one', 'b', NULL),
+                   ('e6', 'B', 'B-two', 'b', '{"description": "late"}')""")
+        store.con.execute("""
+            INSERT INTO episodes (experiment_id, trajectory_id, task_id, task_version_hash,
+                                  success)
+            VALUES ('e1', 'x1', 't2', 'v1', true), ('e1', 'x2', 't3', 'v1', false),
+                   ('e2', 'y1', 't1', NULL, true), ('e2', 'y2', 't1', 'v1', false),
+                   ('e2', 'b0', 't1', 'v1', NULL),
+                   ('e3', 'z1', 't0', 'v1', NULL),
+                   ('e4', 'w9', 't1', 'v1', true), ('e4', 'aa', 't1', 'v1', false),
+                   ('e5', 'q1', 't5', 'v1', true), ('e6', 'q0', 't6', 'v1', false),
+                   ('orphan', 'o1', 't1', 'v1', true)""")
+        for drift in ("split", "merge"):
+            old = build_matrix(_frame(store, None), drift=drift)
+            new = matrix_from_store_cells(matrix_cells(store, None, "success", drift),
+                                          drift=drift)
+            _same(old, new)
+        assert new.agent_ids == ["?orphan", "A", "B"]
+        assert new.agent_names == ["(no experiment record)", "A-four", "B-one"]
+        assert new.agent_descriptions == [None, "second", "late"]
+        split = matrix_from_store_cells(matrix_cells(store, None, "success", "split"))
+        assert [(r["agent_id"], r["benchmark"], r["tasks_run"]) for r in split.coverage] == [
+            ("?orphan", "(unknown)", 1), ("A", "b", 3), ("B", "b", 2)]
+        assert [r["task_id"] for r in split.drift] == ["t1"]

@@ -109,9 +109,14 @@ def matrix_cells(store: StoreConnection, benchmark: list[str] | None, cell: str,
         params = list(benchmark)
     tag = f"_ea_matrix{next(_counter)}"
     con = store.con
-    hash_key = "NULL::VARCHAR" if drift == "merge" else "c.task_version_hash"
+    item_hash = "NULL::VARCHAR" if drift == "merge" else "task_version_hash"
+    same_item = ("" if drift == "merge" else
+                 " AND it.item_hash IS NOT DISTINCT FROM v.task_version_hash")
+    # the sort key of an episode within its experiment (NULLs last, as ORDER BY has them)
+    first_key = ("{'t0': task_id IS NULL, 't': task_id, 'h0': task_version_hash IS NULL, "
+                 "'h': task_version_hash, 'f0': first_traj IS NULL, 'f': first_traj}")
     try:
-        # per (experiment, task, version): one scan of the episodes
+        # the one pass over the episodes: per (experiment, task, version)
         con.execute(f"""
             CREATE TEMP TABLE {tag}_c1 AS
             SELECT e.experiment_id, e.task_id, e.task_version_hash,
@@ -123,53 +128,85 @@ def matrix_cells(store: StoreConnection, benchmark: list[str] | None, cell: str,
             FROM episodes e
             {"" if not where else "LEFT JOIN experiments x USING (experiment_id) " + where}
             GROUP BY ALL""", params)
-        con.execute(f"""
-            CREATE TEMP TABLE {tag}_c2 AS
-            SELECT coalesce(x.agent_id, '?' || c.experiment_id) AS agent_id,
-                   coalesce(x.agent_name, '(no experiment record)') AS agent_name,
-                   json_extract_string(x.agent, '$.description') AS agent_description,
-                   coalesce(x.benchmark_name, '(unknown)') AS benchmark,
-                   x.subset_n_tasks AS n_tasks, c.task_id, c.task_version_hash,
-                   {hash_key} AS item_hash, c.n, c.k, c.first_traj
-            FROM {tag}_c1 c LEFT JOIN experiments x USING (experiment_id)
-            WHERE c.n > 0""")
         totals = store.query(f"SELECT coalesce(sum(n), 0) AS used, "
                              f"coalesce(sum(unknown), 0) AS unknown, "
                              f"coalesce(sum(bad), 0) AS bad FROM {tag}_c1")[0]
-        order = "benchmark, task_id, task_version_hash, first_traj"
+        # everything else is keyed by small tables: the experiments with a used episode
+        # (with the key of their first one), their agents (numbered in agent_id order),
+        # the task versions seen and the items; the (experiment, task, version) groups
+        # are read twice more, joined to those only
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_ex AS
+            SELECT u.experiment_id, coalesce(x.agent_id, '?' || u.experiment_id) AS agent_id,
+                   coalesce(x.agent_name, '(no experiment record)') AS agent_name,
+                   json_extract_string(x.agent, '$.description') AS agent_description,
+                   coalesce(x.benchmark_name, '(unknown)') AS benchmark,
+                   x.subset_n_tasks AS n_tasks, u.first_key
+            FROM (SELECT experiment_id, min({first_key}) AS first_key FROM {tag}_c1
+                  WHERE n > 0 GROUP BY experiment_id) u
+            LEFT JOIN experiments x USING (experiment_id)""")
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_agents AS
+            SELECT agent_id, (row_number() OVER (ORDER BY agent_id) - 1)::INTEGER AS a
+            FROM (SELECT DISTINCT agent_id FROM {tag}_ex)""")
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_exa AS
+            SELECT experiment_id, agent_id, benchmark, a
+            FROM {tag}_ex JOIN {tag}_agents USING (agent_id)""")
+        order = "benchmark, first_key"
         agents = store.query(f"""
             SELECT agent_id, first(agent_name ORDER BY {order}) AS agent_name,
                    first(agent_description ORDER BY {order})
                      FILTER (WHERE agent_description <> '') AS agent_description,
-                   (row_number() OVER (ORDER BY agent_id) - 1)::INTEGER AS a
-            FROM {tag}_c2 GROUP BY agent_id ORDER BY agent_id""")
+                   any_value(a) AS a
+            FROM {tag}_ex JOIN {tag}_agents USING (agent_id)
+            GROUP BY agent_id ORDER BY agent_id""")
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_v AS
+            SELECT xa.benchmark, c.task_id, c.task_version_hash, min(xa.a) AS first_a
+            FROM {tag}_c1 c JOIN {tag}_exa xa USING (experiment_id)
+            WHERE c.n > 0 GROUP BY ALL""")
+        # items in order of first appearance in (agent_id, benchmark, task, version)
+        # order; t numbers the tasks (a task's versions are one task for coverage)
         con.execute(f"""
             CREATE TEMP TABLE {tag}_items AS
-            SELECT benchmark, task_id, item_hash,
-                   (row_number() OVER (ORDER BY min(agent_id), benchmark, task_id,
-                                       item_hash) - 1)::INTEGER AS i
-            FROM {tag}_c2 GROUP BY benchmark, task_id, item_hash""")
+            SELECT benchmark, task_id, {item_hash} AS item_hash,
+                   (row_number() OVER (ORDER BY min(first_a), benchmark, task_id,
+                                       {item_hash}) - 1)::INTEGER AS i,
+                   dense_rank() OVER (ORDER BY benchmark, task_id) AS t
+            FROM {tag}_v GROUP BY 1, 2, 3""")
         items = store.query(f"SELECT benchmark, task_id, item_hash FROM {tag}_items "
                             "ORDER BY i")
-        con.execute(f"CREATE TEMP TABLE {tag}_agents AS SELECT agent_id, "
-                    f"(row_number() OVER (ORDER BY agent_id) - 1)::INTEGER AS a "
-                    f"FROM (SELECT DISTINCT agent_id FROM {tag}_c2)")
-        cells = con.execute(f"""
-            SELECT ag.a AS agent, it.i AS item, sum(c.k) AS k, sum(c.n)::DOUBLE AS n
-            FROM {tag}_c2 c JOIN {tag}_agents ag USING (agent_id)
-            JOIN {tag}_items it ON it.benchmark = c.benchmark AND it.task_id = c.task_id
-                 AND it.item_hash IS NOT DISTINCT FROM c.item_hash
-            GROUP BY ALL ORDER BY agent, item""").fetchnumpy()
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_vi AS
+            SELECT v.benchmark, v.task_id, v.task_version_hash, it.i
+            FROM {tag}_v v JOIN {tag}_items it ON it.benchmark = v.benchmark
+                 AND it.task_id = v.task_id{same_item}""")
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_cells AS
+            SELECT xa.a AS agent, vi.i AS item, sum(c.k) AS k, sum(c.n)::DOUBLE AS n
+            FROM {tag}_c1 c JOIN {tag}_exa xa USING (experiment_id)
+            JOIN {tag}_vi vi ON vi.benchmark = xa.benchmark AND vi.task_id = c.task_id
+                 AND vi.task_version_hash IS NOT DISTINCT FROM c.task_version_hash
+            WHERE c.n > 0 GROUP BY ALL""")
+        cells = con.execute(f"SELECT agent, item, k, n FROM {tag}_cells "
+                            "ORDER BY agent, item").fetchnumpy()
         coverage = store.query(f"""
-            SELECT agent_id, benchmark, count(DISTINCT task_id) AS tasks_run,
-                   max(n_tasks) AS n_tasks
-            FROM {tag}_c2 GROUP BY agent_id, benchmark ORDER BY agent_id, benchmark""")
+            SELECT ag.agent_id, r.benchmark, r.tasks_run, nt.n_tasks
+            FROM (SELECT c.agent, it.benchmark, count(DISTINCT it.t) AS tasks_run
+                  FROM {tag}_cells c JOIN {tag}_items it ON it.i = c.item
+                  GROUP BY ALL) r
+            JOIN {tag}_agents ag ON ag.a = r.agent
+            JOIN (SELECT agent_id, benchmark, max(n_tasks) AS n_tasks FROM {tag}_ex
+                  GROUP BY ALL) nt ON nt.agent_id = ag.agent_id AND nt.benchmark = r.benchmark
+            ORDER BY ag.agent_id, r.benchmark""")
         drift_rows = store.query(f"""
-            SELECT DISTINCT benchmark, task_id, task_version_hash, agent_id
-            FROM {tag}_c2 JOIN (
-                SELECT benchmark, task_id FROM {tag}_c2 GROUP BY benchmark, task_id
-                HAVING count(DISTINCT coalesce(task_version_hash, chr(0))) > 1)
-                USING (benchmark, task_id)""")
+            SELECT DISTINCT xa.benchmark, c.task_id, c.task_version_hash, xa.agent_id
+            FROM {tag}_c1 c JOIN {tag}_exa xa USING (experiment_id)
+            JOIN (SELECT benchmark, task_id FROM {tag}_v GROUP BY ALL
+                  HAVING count(DISTINCT coalesce(task_version_hash, chr(0))) > 1) d
+                 ON d.benchmark = xa.benchmark AND d.task_id = c.task_id
+            WHERE c.n > 0""")
         first_bad = None
         if totals["bad"]:
             first_bad = con.execute(f"""
@@ -180,7 +217,7 @@ def matrix_cells(store: StoreConnection, benchmark: list[str] | None, cell: str,
                          e.task_version_hash, e.trajectory_id LIMIT 1""",
                 params).fetchall()[0][0]
     finally:
-        for t in ("c1", "c2", "items", "agents"):
+        for t in ("c1", "ex", "agents", "exa", "v", "items", "vi", "cells"):
             con.execute(f"DROP TABLE IF EXISTS {tag}_{t}")
     return {"agents": agents, "items": items, "agent": cells["agent"],
             "item": cells["item"], "k": cells["k"], "n": cells["n"],
