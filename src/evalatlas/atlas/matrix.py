@@ -289,11 +289,16 @@ def build_matrix(
 
 def matrix_from_store_cells(agg: dict[str, Any], *, cell: CellKind = "success",
                             drift: DriftMode = "split") -> ResponseMatrix:
-    """The :class:`ResponseMatrix` of :func:`build_matrix` from cells the store already
+    """The :class:`ResponseMatrix` of :func:`build_matrix` from counts the store already
     aggregated (:func:`evalatlas.store.atlas.matrix_cells`): the same agents, items,
     cells, coverage and drift rows, in the same order, without a Python row per
-    episode. A reward cell's ``k`` is summed in DuckDB: equal to build_matrix's up to
-    float rounding in the last digits (success cells are exact)."""
+    episode or per cell. A reward cell's ``k`` is summed in DuckDB: equal to
+    build_matrix's up to float rounding in the last digits (success cells are exact).
+
+    The store's counts are per (agent code, benchmark's task version) in no order; here
+    they get their agent's and item's index (a lookup array each), are sorted by
+    (agent, item) and, where versions are pooled into one item (``drift='merge'``),
+    summed per cell. Coverage counts each agent's distinct tasks per benchmark."""
     if agg["bad"]:
         raise AtlasError(f"{agg['bad']} episode(s) have a reward outside [0, 1] (e.g. "
                          f"{agg['first_bad']!r}); --cell reward needs rewards in [0, 1]; "
@@ -308,18 +313,17 @@ def matrix_from_store_cells(agg: dict[str, Any], *, cell: CellKind = "success",
     if drift == "refuse" and drift_rows:
         raise DriftError(drift_rows)
     n_agents, n_items = len(ids), len(agg["items"])
-    cells = Cells(np.asarray(agg["agent"], dtype=np.int64),
-                  np.asarray(agg["item"], dtype=np.int64),
-                  np.asarray(agg["k"], dtype=np.float64),
-                  np.asarray(agg["n"], dtype=np.float64), n_agents, n_items)
+    cells, tasks_run = _store_cells(agg, n_agents, n_items)
+    n_tasks = {(str(r["agent_id"]), r["benchmark"]): r["n_tasks"] for r in agg["n_tasks"]}
     coverage = []
-    for r in sorted(agg["coverage"], key=lambda r: (display[str(r["agent_id"])],
-                                                    r["benchmark"])):
-        nt = int(r["n_tasks"]) if r["n_tasks"] is not None else None
-        coverage.append({"agent": display[str(r["agent_id"])], "agent_id": r["agent_id"],
-                         "benchmark": r["benchmark"], "tasks_run": int(r["tasks_run"]),
-                         "n_tasks": nt,
-                         "coverage": None if not nt else min(1.0, int(r["tasks_run"]) / nt)})
+    for (a, b), run in sorted(tasks_run.items(), key=lambda kv: (display[ids[kv[0][0]]],
+                                                                 agg["benchmarks"][kv[0][1]])):
+        agent_id, bench = ids[a], agg["benchmarks"][b]
+        nt = n_tasks.get((agent_id, bench))
+        nt = int(nt) if nt is not None else None
+        coverage.append({"agent": display[agent_id], "agent_id": agent_id,
+                         "benchmark": bench, "tasks_run": run, "n_tasks": nt,
+                         "coverage": None if not nt else min(1.0, run / nt)})
     return ResponseMatrix(
         cell=cell, agent_ids=ids, agent_names=[display[a] for a in ids],
         agent_descriptions=[r["agent_description"] or None for r in agg["agents"]],
@@ -328,6 +332,59 @@ def matrix_from_store_cells(agg: dict[str, Any], *, cell: CellKind = "success",
         item_hash=[r["item_hash"] for r in agg["items"]], cells=cells,
         coverage=coverage, drift=drift_rows, episodes_used=agg["used"],
         episodes_unknown_outcome=agg["unknown"])
+
+
+def _store_cells(agg: dict[str, Any], n_agents: int, n_items: int
+                 ) -> tuple[Cells, dict[tuple[int, int], int]]:
+    """The cells of the store's counts (see :func:`matrix_from_store_cells`), and per
+    (agent index, benchmark index) the number of distinct tasks run."""
+    counts, versions = agg["counts"], agg["versions"]
+    codes = np.asarray([r["a"] for r in agg["agents"]], dtype=np.int64)  # increasing
+    agent = np.searchsorted(codes, np.asarray(counts["a"], dtype=np.int64))
+    bv = np.asarray(versions["bv"], dtype=np.int64)
+    size = int(bv.max()) + 1 if bv.size else 0
+    item_of = np.full(size, -1, dtype=np.int64)
+    item_of[bv] = np.asarray(versions["i"], dtype=np.int64)
+    item = item_of[np.asarray(counts["bv"], dtype=np.int64)]
+    m = max(n_items, 1)
+    code = agent * m + item
+    order = np.argsort(code, kind="stable")
+    code = code[order]
+    starts = _starts(code)
+    # one row per (agent, version): a cell is one row unless versions are pooled
+    k = np.asarray(counts["k"], dtype=np.float64)[order]
+    n = np.asarray(counts["n"], dtype=np.float64)[order]
+    if starts.size != code.size:
+        k, n = np.add.reduceat(k, starts), np.add.reduceat(n, starts)
+    cell_code = code[starts]
+    cells = Cells(cell_code // m, cell_code % m, k, n, n_agents, n_items)
+    # distinct tasks per (agent, benchmark): an item's benchmark and task
+    bench_of = np.zeros(n_items, dtype=np.int64)
+    task_of = np.zeros(n_items, dtype=np.int64)
+    bench_of[np.asarray(versions["i"], dtype=np.int64)] = np.asarray(versions["b"], dtype=np.int64)
+    task_of[np.asarray(versions["i"], dtype=np.int64)] = np.asarray(versions["t"], dtype=np.int64)
+    n_b = len(agg["benchmarks"])
+    n_t = int(task_of.max()) + 1 if task_of.size else 1
+    group = cells.agent * n_b + bench_of[cells.item]
+    pairs = _distinct(np.sort(group * n_t + task_of[cells.item]))
+    groups = pairs // n_t  # sorted
+    first = _starts(groups)
+    run = np.diff(np.r_[first, groups.size])
+    tasks_run = {(int(g) // n_b, int(g) % n_b): int(r)
+                 for g, r in zip(groups[first].tolist(), run.tolist(), strict=True)}
+    return cells, tasks_run
+
+
+def _starts(sorted_codes: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of a sorted array starts (np.unique's hash path
+    took seconds for 10^6 codes; a sorted array needs one comparison per value)."""
+    if sorted_codes.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+
+
+def _distinct(sorted_codes: np.ndarray) -> np.ndarray:
+    return sorted_codes[_starts(sorted_codes)]
 
 
 def _coverage(rows: list[int], agent_id: list[str], display: dict[str, str],

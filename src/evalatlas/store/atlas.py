@@ -93,12 +93,27 @@ def matrix_cells(store: StoreConnection, benchmark: list[str] | None, cell: str,
     one Python row per episode (100M episodes are 10M agent x task cells; issue 23).
 
     Returns ``agents`` (agent_id, agent_name of its first used episode, first non-empty
-    description; in agent_id order), ``items`` (benchmark, task_id, task_version_hash,
-    or None under ``drift='merge'``; in order of first appearance), arrays ``agent``,
-    ``item``, ``k``, ``n`` (sorted by agent, item), ``coverage`` rows (agent_id,
-    benchmark, tasks_run, n_tasks), ``drift_rows`` (benchmark, task_id,
-    task_version_hash, agent_id of every task seen under several hashes), ``used``,
-    ``unknown``, ``bad`` (rewards outside [0, 1]) and ``first_bad``."""
+    description, ``a`` its code; in agent_id order, the codes increasing), ``items``
+    (benchmark, task_id, task_version_hash, or None under ``drift='merge'``; in order of
+    first appearance), ``versions`` (arrays: ``bv`` a benchmark's task version, ``i``
+    its item, ``b`` its benchmark's index in ``benchmarks``, ``t`` its task's code),
+    ``counts`` (arrays ``a``, ``bv``, ``k``, ``n``: one row per agent and task version
+    with a used episode, in no particular order), ``benchmarks``, ``n_tasks`` rows
+    (agent_id, benchmark, the largest ``subset_n_tasks`` of its experiments with a used
+    episode there), ``drift_rows`` (benchmark, task_id, task_version_hash, agent_id of
+    every task seen under several hashes), ``used``, ``unknown``, ``bad`` (rewards
+    outside [0, 1]) and ``first_bad``.
+
+    How (the cost is two scans of the episodes, whatever else is stored): the first
+    collects the experiments and the (task, version) pairs the episodes name, a few
+    thousand of each; they are numbered (agents in agent_id order, benchmarks, versions)
+    and the second scan counts each episode into one integer key per (agent, benchmark,
+    task version), the agent x task cell before versions are merged or split: 10M keys
+    at 100M episodes, where grouping by the three text columns spilled out of the memory
+    limit (112 CPU s for that one query). Everything after works on those counts and on
+    the small tables. An agent with experiments of different names or descriptions is
+    named after the experiment of its first used episode, found by a third scan of only
+    those experiments' episodes."""
     value, kept, unknown = _KEPT[cell]
     where, params = "", []
     if benchmark is not None and not benchmark:
@@ -109,104 +124,138 @@ def matrix_cells(store: StoreConnection, benchmark: list[str] | None, cell: str,
         params = list(benchmark)
     tag = f"_ea_matrix{next(_counter)}"
     con = store.con
-    item_hash = "NULL::VARCHAR" if drift == "merge" else "task_version_hash"
-    same_item = ("" if drift == "merge" else
-                 " AND it.item_hash IS NOT DISTINCT FROM v.task_version_hash")
-    # the sort key of an episode within its experiment (NULLs last, as ORDER BY has them)
-    first_key = ("{'t0': task_id IS NULL, 't': task_id, 'h0': task_version_hash IS NULL, "
-                 "'h': task_version_hash, 'f0': first_traj IS NULL, 'f': first_traj}")
+    tables = ("d", "x", "ag", "bn", "vd", "xk", "vc", "ex", "ax", "xf", "v", "items", "vi",
+              "agents")
     try:
-        # the one pass over the episodes: per (experiment, task, version)
+        # scan 1: the experiments and the task versions the episodes name
         con.execute(f"""
-            CREATE TEMP TABLE {tag}_c1 AS
-            SELECT e.experiment_id, e.task_id, e.task_version_hash,
-                   count(*) FILTER (WHERE {kept}) AS n,
-                   sum({value}) FILTER (WHERE {kept}) AS k,
-                   count(*) FILTER (WHERE {unknown}) AS unknown,
-                   count(*) FILTER (WHERE NOT ({kept}) AND NOT ({unknown})) AS bad,
-                   min(e.trajectory_id) FILTER (WHERE {kept}) AS first_traj
+            CREATE TEMP TABLE {tag}_d AS
+            SELECT experiment_id, task_id, task_version_hash,
+                   grouping(experiment_id) AS versions, count(*) FILTER (WHERE {kept}) AS n
             FROM episodes e
-            {"" if not where else "LEFT JOIN experiments x USING (experiment_id) " + where}
-            GROUP BY ALL""", params)
-        totals = store.query(f"SELECT coalesce(sum(n), 0) AS used, "
-                             f"coalesce(sum(unknown), 0) AS unknown, "
-                             f"coalesce(sum(bad), 0) AS bad FROM {tag}_c1")[0]
-        # everything else is keyed by small tables: the experiments with a used episode
-        # (with the key of their first one), their agents (numbered in agent_id order),
-        # the task versions seen and the items; the (experiment, task, version) groups
-        # are read twice more, joined to those only
+            GROUP BY GROUPING SETS ((experiment_id), (task_id, task_version_hash))""")
         con.execute(f"""
-            CREATE TEMP TABLE {tag}_ex AS
+            CREATE TEMP TABLE {tag}_x AS
             SELECT u.experiment_id, coalesce(x.agent_id, '?' || u.experiment_id) AS agent_id,
                    coalesce(x.agent_name, '(no experiment record)') AS agent_name,
                    json_extract_string(x.agent, '$.description') AS agent_description,
                    coalesce(x.benchmark_name, '(unknown)') AS benchmark,
-                   x.subset_n_tasks AS n_tasks, u.first_key
-            FROM (SELECT experiment_id, min({first_key}) AS first_key FROM {tag}_c1
-                  WHERE n > 0 GROUP BY experiment_id) u
-            LEFT JOIN experiments x USING (experiment_id)""")
+                   x.subset_n_tasks AS n_tasks, u.n
+            FROM (SELECT experiment_id, n FROM {tag}_d WHERE versions = 0) u
+            LEFT JOIN experiments x USING (experiment_id)
+            {where}""", params)
+        con.execute(f"CREATE TEMP TABLE {tag}_ag AS SELECT agent_id, "
+                    f"(row_number() OVER (ORDER BY agent_id) - 1)::BIGINT AS a "
+                    f"FROM (SELECT DISTINCT agent_id FROM {tag}_x)")
+        con.execute(f"CREATE TEMP TABLE {tag}_bn AS SELECT benchmark, "
+                    f"(row_number() OVER (ORDER BY benchmark) - 1)::BIGINT AS b "
+                    f"FROM (SELECT DISTINCT benchmark FROM {tag}_x)")
+        con.execute(f"CREATE TEMP TABLE {tag}_vd AS SELECT task_id, task_version_hash, "
+                    f"(row_number() OVER (ORDER BY task_id, task_version_hash) - 1)::BIGINT "
+                    f"AS v, dense_rank() OVER (ORDER BY task_id) AS t "
+                    f"FROM {tag}_d WHERE versions = 1")
+        n_b = max(1, store.count(f"{tag}_bn"))
+        n_v = max(1, store.count(f"{tag}_vd"))
+        n_bv = n_b * n_v
+        # key = a * n_bv + b * n_v + v: the (agent, benchmark, task version) of an
+        # episode; key % n_bv numbers a benchmark's task version, key // n_bv its agent
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_xk AS
+            SELECT x.experiment_id, ag.a * {n_bv} + bn.b * {n_v} AS base
+            FROM {tag}_x x JOIN {tag}_ag ag USING (agent_id) JOIN {tag}_bn bn USING (benchmark)
+            """)
+        # scan 2: the counts per key
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_vc AS
+            SELECT xk.base + vd.v AS key,
+                   count(*) FILTER (WHERE {kept}) AS n,
+                   sum({value}) FILTER (WHERE {kept}) AS k,
+                   count(*) FILTER (WHERE {unknown}) AS unknown,
+                   count(*) FILTER (WHERE NOT ({kept}) AND NOT ({unknown})) AS bad
+            FROM episodes e JOIN {tag}_xk xk USING (experiment_id)
+            JOIN {tag}_vd vd ON vd.task_id IS NOT DISTINCT FROM e.task_id
+                 AND vd.task_version_hash IS NOT DISTINCT FROM e.task_version_hash
+            GROUP BY key""")
+        totals = store.query(f"SELECT coalesce(sum(n), 0) AS used, "
+                             f"coalesce(sum(unknown), 0) AS unknown, "
+                             f"coalesce(sum(bad), 0) AS bad FROM {tag}_vc")[0]
+        # the experiments with a used episode; agents whose name or description differs
+        # between them get the sort key of each one's first used episode (scan 3, of
+        # their episodes only)
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_ex AS
+            SELECT * FROM {tag}_x WHERE n > 0""")
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_ax AS
+            SELECT experiment_id FROM {tag}_ex WHERE agent_id IN (
+                SELECT agent_id FROM {tag}_ex GROUP BY agent_id
+                HAVING count(DISTINCT agent_name) > 1
+                    OR count(DISTINCT nullif(agent_description, '')) > 1)""")
+        con.execute(f"""
+            CREATE TEMP TABLE {tag}_xf AS
+            SELECT e.experiment_id,
+                   min({{'t0': e.task_id IS NULL, 't': e.task_id,
+                        'h0': e.task_version_hash IS NULL, 'h': e.task_version_hash,
+                        'f0': e.trajectory_id IS NULL, 'f': e.trajectory_id}}) AS first_key
+            FROM episodes e SEMI JOIN {tag}_ax USING (experiment_id)
+            WHERE {kept} GROUP BY e.experiment_id""")
+        order = "ex.benchmark, xf.first_key"
         con.execute(f"""
             CREATE TEMP TABLE {tag}_agents AS
-            SELECT agent_id, (row_number() OVER (ORDER BY agent_id) - 1)::INTEGER AS a
-            FROM (SELECT DISTINCT agent_id FROM {tag}_ex)""")
-        con.execute(f"""
-            CREATE TEMP TABLE {tag}_exa AS
-            SELECT experiment_id, agent_id, benchmark, a
-            FROM {tag}_ex JOIN {tag}_agents USING (agent_id)""")
-        order = "benchmark, first_key"
-        agents = store.query(f"""
-            SELECT agent_id, first(agent_name ORDER BY {order}) AS agent_name,
-                   first(agent_description ORDER BY {order})
-                     FILTER (WHERE agent_description <> '') AS agent_description,
-                   any_value(a) AS a
-            FROM {tag}_ex JOIN {tag}_agents USING (agent_id)
-            GROUP BY agent_id ORDER BY agent_id""")
+            SELECT ex.agent_id, first(ex.agent_name ORDER BY {order}) AS agent_name,
+                   first(ex.agent_description ORDER BY {order})
+                     FILTER (WHERE ex.agent_description <> '') AS agent_description,
+                   any_value(ag.a) AS a,
+                   row_number() OVER (ORDER BY ex.agent_id) AS agent
+            FROM {tag}_ex ex JOIN {tag}_ag ag USING (agent_id)
+            LEFT JOIN {tag}_xf xf USING (experiment_id)
+            GROUP BY ex.agent_id""")
+        agents = store.query(f"SELECT agent_id, agent_name, agent_description, a "
+                             f"FROM {tag}_agents ORDER BY agent")
+        # the task versions used, by benchmark; items in order of first appearance in
+        # (agent_id, benchmark, task, version) order, versions pooled under merge
         con.execute(f"""
             CREATE TEMP TABLE {tag}_v AS
-            SELECT xa.benchmark, c.task_id, c.task_version_hash, min(xa.a) AS first_a
-            FROM {tag}_c1 c JOIN {tag}_exa xa USING (experiment_id)
-            WHERE c.n > 0 GROUP BY ALL""")
-        # items in order of first appearance in (agent_id, benchmark, task, version)
-        # order; t numbers the tasks (a task's versions are one task for coverage)
+            SELECT key % {n_bv} // {n_v} AS b, key % {n_v} AS v, min(key // {n_bv}) AS first_a
+            FROM {tag}_vc WHERE n > 0 GROUP BY ALL""")
+        item_hash = "NULL::VARCHAR" if drift == "merge" else "vd.task_version_hash"
         con.execute(f"""
             CREATE TEMP TABLE {tag}_items AS
-            SELECT benchmark, task_id, {item_hash} AS item_hash,
-                   (row_number() OVER (ORDER BY min(first_a), benchmark, task_id,
-                                       {item_hash}) - 1)::INTEGER AS i,
-                   dense_rank() OVER (ORDER BY benchmark, task_id) AS t
-            FROM {tag}_v GROUP BY 1, 2, 3""")
+            SELECT bn.benchmark, vd.task_id, {item_hash} AS item_hash,
+                   (row_number() OVER (ORDER BY min(v.first_a), bn.benchmark, vd.task_id,
+                                       {item_hash}) - 1)::INTEGER AS i
+            FROM {tag}_v v JOIN {tag}_bn bn USING (b) JOIN {tag}_vd vd USING (v)
+            GROUP BY 1, 2, 3""")
         items = store.query(f"SELECT benchmark, task_id, item_hash FROM {tag}_items "
                             "ORDER BY i")
+        same_item = ("" if drift == "merge" else
+                     " AND it.item_hash IS NOT DISTINCT FROM vd.task_version_hash")
         con.execute(f"""
             CREATE TEMP TABLE {tag}_vi AS
-            SELECT v.benchmark, v.task_id, v.task_version_hash, it.i
-            FROM {tag}_v v JOIN {tag}_items it ON it.benchmark = v.benchmark
-                 AND it.task_id = v.task_id{same_item}""")
-        con.execute(f"""
-            CREATE TEMP TABLE {tag}_cells AS
-            SELECT xa.a AS agent, vi.i AS item, sum(c.k) AS k, sum(c.n)::DOUBLE AS n
-            FROM {tag}_c1 c JOIN {tag}_exa xa USING (experiment_id)
-            JOIN {tag}_vi vi ON vi.benchmark = xa.benchmark AND vi.task_id = c.task_id
-                 AND vi.task_version_hash IS NOT DISTINCT FROM c.task_version_hash
-            WHERE c.n > 0 GROUP BY ALL""")
-        cells = con.execute(f"SELECT agent, item, k, n FROM {tag}_cells "
-                            "ORDER BY agent, item").fetchnumpy()
-        coverage = store.query(f"""
-            SELECT ag.agent_id, r.benchmark, r.tasks_run, nt.n_tasks
-            FROM (SELECT c.agent, it.benchmark, count(DISTINCT it.t) AS tasks_run
-                  FROM {tag}_cells c JOIN {tag}_items it ON it.i = c.item
-                  GROUP BY ALL) r
-            JOIN {tag}_agents ag ON ag.a = r.agent
-            JOIN (SELECT agent_id, benchmark, max(n_tasks) AS n_tasks FROM {tag}_ex
-                  GROUP BY ALL) nt ON nt.agent_id = ag.agent_id AND nt.benchmark = r.benchmark
-            ORDER BY ag.agent_id, r.benchmark""")
-        drift_rows = store.query(f"""
-            SELECT DISTINCT xa.benchmark, c.task_id, c.task_version_hash, xa.agent_id
-            FROM {tag}_c1 c JOIN {tag}_exa xa USING (experiment_id)
-            JOIN (SELECT benchmark, task_id FROM {tag}_v GROUP BY ALL
-                  HAVING count(DISTINCT coalesce(task_version_hash, chr(0))) > 1) d
-                 ON d.benchmark = xa.benchmark AND d.task_id = c.task_id
-            WHERE c.n > 0""")
+            SELECT v.b * {n_v} + v.v AS bv, v.b, vd.t, it.i
+            FROM {tag}_v v JOIN {tag}_bn bn USING (b) JOIN {tag}_vd vd USING (v)
+            JOIN {tag}_items it ON it.benchmark = bn.benchmark
+                 AND it.task_id IS NOT DISTINCT FROM vd.task_id{same_item}""")
+        versions = con.execute(f"SELECT bv, i, b, t FROM {tag}_vi").fetchnumpy()
+        # the counts as they are (no join, no sort: numbered and ordered in numpy by
+        # atlas.matrix.matrix_from_store_cells)
+        counts = con.execute(f"SELECT key // {n_bv} AS a, key % {n_bv} AS bv, k, "
+                             f"n::DOUBLE AS n FROM {tag}_vc WHERE n > 0").fetchnumpy()
+        benchmarks = [r["benchmark"] for r in store.query(
+            f"SELECT benchmark FROM {tag}_bn ORDER BY b")]
+        n_tasks = store.query(f"SELECT agent_id, benchmark, max(n_tasks) AS n_tasks "
+                              f"FROM {tag}_ex GROUP BY ALL")
+        drifted = (f"SELECT bv, b FROM {tag}_vi WHERE (b, t) IN (SELECT (b, t) FROM "
+                   f"{tag}_vi GROUP BY b, t HAVING count(*) > 1)")
+        drift_rows = [] if not store.query(f"SELECT 1 AS x FROM ({drifted}) LIMIT 1") else \
+            store.query(f"""
+            SELECT DISTINCT bn.benchmark, vd.task_id, vd.task_version_hash, ag.agent_id
+            FROM {tag}_vc vc
+            JOIN ({drifted}) d ON d.bv = vc.key % {n_bv}
+            JOIN {tag}_vd vd ON vd.v = vc.key % {n_v}
+            JOIN {tag}_bn bn ON bn.b = d.b
+            JOIN {tag}_agents ag ON ag.a = vc.key // {n_bv}
+            WHERE vc.n > 0""")
         first_bad = None
         if totals["bad"]:
             first_bad = con.execute(f"""
@@ -217,13 +266,12 @@ def matrix_cells(store: StoreConnection, benchmark: list[str] | None, cell: str,
                          e.task_version_hash, e.trajectory_id LIMIT 1""",
                 params).fetchall()[0][0]
     finally:
-        for t in ("c1", "ex", "agents", "exa", "v", "items", "vi", "cells"):
+        for t in tables:
             con.execute(f"DROP TABLE IF EXISTS {tag}_{t}")
-    return {"agents": agents, "items": items, "agent": cells["agent"],
-            "item": cells["item"], "k": cells["k"], "n": cells["n"],
-            "coverage": coverage, "drift_rows": drift_rows, "used": int(totals["used"]),
-            "unknown": int(totals["unknown"]), "bad": int(totals["bad"]),
-            "first_bad": first_bad}
+    return {"agents": agents, "items": items, "versions": versions, "counts": counts,
+            "benchmarks": benchmarks, "n_tasks": n_tasks, "drift_rows": drift_rows,
+            "used": int(totals["used"]), "unknown": int(totals["unknown"]),
+            "bad": int(totals["bad"]), "first_bad": first_bad}
 
 
 def agent_descriptions(store: StoreConnection) -> list[dict[str, Any]]:
