@@ -65,3 +65,21 @@ def test_exports_take_one_selector_as_a_string(store_path: Path, tmp_path: Path)
         assert not (tmp_path / "none.jsonl").exists()
         with pytest.raises(ArgumentError, match="experiment takes a name or a list"):
             store.export_jsonl(tmp_path / "none.jsonl", 123)  # type: ignore[arg-type]
+
+
+def test_candidates_are_read_only_for_a_given_selector(
+        store_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No selector, no candidate list read (each lists every experiment: 15 s at 100M
+    episodes); a given one still resolves."""
+    from evalatlas.store import selection
+
+    read: list[str] = []
+    for name in ("experiment_candidates", "agent_candidates", "benchmark_candidates"):
+        real = getattr(selection, name)
+        monkeypatch.setattr(selection, name,
+                            lambda store, _n=name, _r=real: read.append(_n) or _r(store))
+    with ea.open(store_path, read_only=True) as store:
+        assert selection.experiments_of(store) is None
+        assert read == []
+        ids = selection.experiments_of(store, experiment="gpt-4o-airline.reduced")
+        assert ids == [AIRLINE] and read == ["experiment_candidates"]
