@@ -91,3 +91,76 @@ def test_pass_at_k_interval_stays_in_unit_range(tmp_path: Path) -> None:
     for row in rows.values():
         for v in row["pass_at_k"].values():
             assert 0.0 <= v["ci_low"] <= v["value"] <= v["ci_high"] <= 1.0
+
+
+def _per_group_reference(n_rows: np.ndarray, c_rows: np.ndarray, task_rows: np.ndarray,
+                         agent_rows: np.ndarray, ks: list[int] | None) -> dict:
+    """The per-group computation outcome_rows made before it took every group at once
+    (one call of each single-group stats function per group and k)."""
+    from evalatlas.metrics.outcomes import (
+        attempt_k_values,
+        pass_at_k_counts,
+        pass_hat_k_counts,
+    )
+    from evalatlas.stats.bounded import bounded_interval_from_totals, bounded_mean_interval
+    from evalatlas.stats.standard_errors import clustered_mean_interval
+
+    _, code = np.unique(task_rows.astype(str), return_inverse=True)
+    nt = np.bincount(code, weights=n_rows).astype(float)
+    ct = np.bincount(code, weights=c_rows).astype(float)
+    se = clustered_mean_interval(nt, ct, ct).se
+    clustered = bounded_interval_from_totals(nt, ct, ct, binary=True)
+    row = {"episodes": int(n_rows.sum()), "tasks": int(code.max()) + 1,
+           "min_attempts": int(n_rows.min()), "successes": int(c_rows.sum()),
+           "success_rate_se_clustered": None if np.isnan(se) else se,
+           "success_rate_clustered_ci_low": clustered.low,
+           "success_rate_clustered_ci_high": clustered.high, "pass_at_k": {}, "pass_hat_k": {}}
+    if np.unique(agent_rows.astype(str)).size > 1:
+        return row
+    for k in ks if ks is not None else attempt_k_values(int(n_rows.max())):
+        for name, fn in (("pass_at_k", pass_at_k_counts), ("pass_hat_k", pass_hat_k_counts)):
+            per_task = fn(n_rows, c_rows, k)
+            ok = per_task[~np.isnan(per_task)]
+            iv = bounded_mean_interval(ok) if ok.size else None
+            row[name][str(k)] = {
+                "value": iv and iv.estimate, "ci_low": iv and iv.low,
+                "ci_high": iv and iv.high, "tasks": int(ok.size),
+                "tasks_total": int(per_task.size)}
+            if iv and iv.reason:
+                row[name][str(k)]["ci_note"] = iv.reason
+    return row
+
+
+@pytest.mark.parametrize("by", ["agent", "benchmark", "model"])
+@pytest.mark.parametrize("ks", [None, [1, 3, 7]])
+def test_all_groups_at_once_equal_one_group_at_a_time(store: StoreConnection, by: str,
+                                                      ks: list[int] | None) -> None:
+    """outcome_rows takes every group at once (issue 23, 100M episodes); its numbers are
+    those of the per-group computation it replaced, on Terminal-Bench and SWE-Bench Pro."""
+    counts, labels = task_outcome_counts(store, by)
+    rows = {r[by] if by != "agent" else r["agent_id"]: r
+            for r in outcome_rows(counts, labels, by, ks=ks)}
+    keys = np.asarray(counts["k"], dtype=object)
+    assert len(rows) == len(set(keys.tolist())) >= 2
+    for key in set(keys.tolist()):
+        mine = keys == key
+        ref = _per_group_reference(np.asarray(counts["n"])[mine], np.asarray(counts["c"])[mine],
+                                   np.asarray(counts["task"], dtype=object)[mine],
+                                   np.asarray(counts["agent_k"], dtype=object)[mine], ks)
+        got = rows[key if by == "agent" else labels[key]]
+        flat_got, flat_ref = _flat({n: got[n] for n in ref}), _flat(ref)
+        assert flat_got.keys() == flat_ref.keys(), key
+        for name, value in flat_ref.items():
+            assert type(flat_got[name]) is type(value), (key, name)
+            assert flat_got[name] == (value if value is None or isinstance(value, str)
+                                      else pytest.approx(value, rel=1e-12)), (key, name)
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}/"))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from evalatlas.stats.bounded import (
+    bounded_interval_from_totals,
     bounded_mean_interval,
     nonnegative_mean_interval,
+    nonnegative_ratio_interval,
     wilson_effective_n,
 )
 from evalatlas.stats.intervals import wilson_interval
@@ -215,3 +217,55 @@ def test_ratio_interval_undefined_cases_say_why() -> None:
     assert nonnegative_ratio_interval([], []).reason == "no values"
     with pytest.raises(ValueError, match=">= 0"):
         nonnegative_ratio_interval([-1.0, 1.0], [1.0, 1.0])
+
+
+def test_grouped_forms_equal_one_call_per_group() -> None:
+    """bounded_mean_intervals (values with multiplicities), bounded_intervals_from_totals
+    and nonnegative_ratio_intervals of many groups at once == one call per group on that
+    group's expanded values (issue 23: a summary's 2,000 groups in one pass)."""
+    from evalatlas.stats.bounded import (
+        bounded_intervals_from_totals,
+        bounded_mean_intervals,
+        nonnegative_ratio_intervals,
+    )
+
+    rng = np.random.default_rng(3)
+    groups = rng.integers(0, 9, 400)
+    # group 7 binary, group 8 all equal, group 9 one value; values on a grid; NaN dropped
+    values = rng.choice([0.0, 0.25, 0.5, 1.0, np.nan], 400)
+    values[groups == 7] = rng.choice([0.0, 1.0], int((groups == 7).sum()))
+    values[groups == 8] = 0.5
+    groups[0], values[0] = 9, 0.5
+    weights = rng.integers(1, 4, 400)
+    got = bounded_mean_intervals(values, groups=groups, n_groups=10, weights=weights,
+                                 confidence=0.9)
+    for g in range(10):
+        mine = groups == g
+        ref = bounded_mean_interval(np.repeat(values[mine], weights[mine]), confidence=0.9)
+        assert got[g].reason == ref.reason and got[g].n == ref.n, g
+        for a, b in ((got[g].estimate, ref.estimate), (got[g].low, ref.low),
+                     (got[g].high, ref.high)):
+            assert (a is None and b is None) or a == pytest.approx(b, rel=1e-12), g
+    counts = rng.integers(0, 6, 400).astype(float)
+    sums = np.minimum(counts, rng.integers(0, 6, 400))
+    for binary in (True, False):
+        got = bounded_intervals_from_totals(counts, sums, sums, groups=groups, n_groups=10,
+                                            confidence=0.9, binary=binary)
+        for g in range(10):
+            ref = bounded_interval_from_totals(counts[groups == g], sums[groups == g],
+                                               sums[groups == g], confidence=0.9,
+                                               binary=binary)
+            assert (got[g].reason, got[g].n, got[g].n_units) == (ref.reason, ref.n,
+                                                                ref.n_units)
+            for a, b in ((got[g].estimate, ref.estimate), (got[g].low, ref.low),
+                         (got[g].high, ref.high)):
+                assert (a is None and b is None) or a == pytest.approx(b, rel=1e-12), g
+    cost = rng.gamma(2.0, 1.0, 400)
+    cost[groups == 3] = 0.0
+    got = nonnegative_ratio_intervals(cost, sums, groups=groups, n_groups=10)
+    for g in range(10):
+        ref = nonnegative_ratio_interval(cost[groups == g], sums[groups == g])
+        assert (got[g].reason, got[g].n, got[g].n_units) == (ref.reason, ref.n, ref.n_units)
+        for a, b in ((got[g].estimate, ref.estimate), (got[g].low, ref.low),
+                     (got[g].high, ref.high)):
+            assert (a is None and b is None) or a == pytest.approx(b, rel=1e-12), g

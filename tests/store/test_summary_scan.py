@@ -51,12 +51,43 @@ def _by_name(rows: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
                                          for i in range(n)])
 
 
-def _same_arrays(old: dict[str, Any], new: dict[str, Any], tasks: list[Any]) -> None:
+def _same_rows(old: list[dict[str, Any]], new: list[dict[str, Any]], what: object) -> None:
+    """Equal rows; floats to 1e-12 relative (the scan sums per-unit partial sums: float
+    sums in another order)."""
+    assert [sorted(r) for r in old] == [sorted(r) for r in new], what
+    for a, b in zip(old, new, strict=True):
+        for col, v in a.items():
+            if isinstance(v, float) and not isinstance(b[col], int | type(None)):
+                assert b[col] == pytest.approx(v, rel=1e-12, abs=0), (what, col)
+            else:
+                assert (type(v), v) == (type(b[col]), b[col]), (what, col)
+
+
+def _keyed(arrays: dict[str, Any], n_keys: int, tasks: list[Any]) -> dict[str, Any]:
+    """The scan's arrays in the per-query functions' terms: group numbers as key
+    columns (``k``, or ``k0``.. for several keys), task numbers as task ids."""
+    out = {c: v for c, v in arrays.items() if c not in ("g", "group_keys")}
+    keys = [k if isinstance(k, tuple) else (k,) for k in arrays["group_keys"]]
+    names = ["k"] if n_keys == 1 and not isinstance(arrays["group_keys"][0], tuple) else [
+        f"k{i}" for i in range(n_keys)]
+    for i, name in enumerate(names):
+        out[name] = np.asarray([keys[g][i] for g in arrays["g"]], dtype=object)
+    out["task"] = np.asarray([tasks[t] for t in arrays["task"]], dtype=object)
+    return out
+
+
+def _sorted(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """Both sides' rows in one order (the scan returns its rows in no order)."""
+    def order(arrays: dict[str, Any]) -> np.ndarray:
+        cols = [c for c in ("k", "k0", "k1", "agent_k", "task") if c in arrays]
+        return np.lexsort([np.asarray([str(v) for v in arrays[c]]) for c in reversed(cols)])
+    return tuple({c: np.asarray(v)[order(a)] for c, v in a.items()} for a in (old, new))
+
+
+def _same_arrays(old: dict[str, Any], new: dict[str, Any]) -> None:
     assert set(old) == set(new)
     for col in old:
         a, b = np.asarray(old[col]), np.asarray(new[col])
-        if col == "task":
-            b = np.asarray([tasks[t] for t in b], dtype=object)
         assert a.shape == b.shape, col
         if a.dtype.kind == "f":
             assert np.allclose(a, b, rtol=1e-12, atol=0), col
@@ -73,28 +104,27 @@ def test_scan_equals_the_per_query_functions(stores: list[StoreConnection], outc
             old = summary_totals(store, by, outcome=outcome)
             assert [r[f"g{i}"] for r in old for i in range(len(by))] == [
                 r[f"g{i}"] for r in scan.totals for i in range(len(by))]
-            assert _by_name(old, len(by)) == _by_name(scan.totals, len(by)), (by, outcome)
+            _same_rows(_by_name(old, len(by)), _by_name(scan.totals, len(by)), (by, outcome))
             assert old, by
             rewards = rewards_by_group(store, by, outcome=outcome)
-            # rewards_by_group sorts by group only; the scan by group, then task
-            order = np.lexsort((np.asarray([str(t) for t in rewards["task"]]),
-                                *[np.asarray(rewards[f"k{i}"], dtype=str)
-                                  for i in reversed(range(len(by)))]))
-            _same_arrays({c: np.asarray(v)[order] for c, v in rewards.items()},
-                         scan.rewards, tasks)
+            _same_arrays(*_sorted(rewards, _keyed(scan.rewards, len(by), tasks)))
             assert scan.members == group_experiments(store, by)
             if len(by) == 1:
                 counts, _ = task_outcome_counts(store, by[0], outcome=outcome)
                 # agents come as numbers in agent-key order: one number per agent
+                new = _keyed(scan.outcomes, 1, tasks)
+                new["agent_k"] = np.asarray([f"{a:09d}" for a in new["agent_k"]], dtype=object)
+                counts, new = _sorted(counts, new)
                 pairs = sorted(set(zip(np.asarray(counts["agent_k"], dtype=str).tolist(),
-                                       np.asarray(scan.outcomes["agent_k"]).tolist(),
-                                       strict=True)))
+                                       new["agent_k"].astype(int).tolist(), strict=True)))
                 assert len({a for a, _ in pairs}) == len({n for _, n in pairs}) == len(pairs)
                 assert [n for _, n in pairs] == sorted(n for _, n in pairs)
-                _same_arrays({c: v for c, v in counts.items() if c != "agent_k"},
-                             {c: v for c, v in scan.outcomes.items() if c != "agent_k"},
-                             tasks)
-                _same_arrays(cost_totals(store, by[0], outcome=outcome), scan.costs, tasks)
+                agent_of = {n: a for a, n in pairs}
+                new["agent_k"] = np.asarray([agent_of[int(a)] for a in new["agent_k"]],
+                                            dtype=object)
+                _same_arrays(counts, new)
+                _same_arrays(*_sorted(cost_totals(store, by[0], outcome=outcome),
+                                      _keyed(scan.costs, 1, tasks)))
 
 
 def test_an_experiment_selection_keeps_only_its_episodes(stores: list[StoreConnection]) -> None:

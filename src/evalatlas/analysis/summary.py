@@ -38,12 +38,13 @@ from evalatlas.analysis.results import TableResult
 from evalatlas.metrics.outcomes import attempt_k_values, pass_at_k_counts, pass_hat_k_counts
 from evalatlas.records.names import benchmark_tasks
 from evalatlas.stats.bounded import (
-    bounded_interval_from_totals,
-    bounded_mean_interval,
-    nonnegative_ratio_interval,
+    BoundedInterval,
+    bounded_intervals_from_totals,
+    bounded_mean_intervals,
+    nonnegative_ratio_intervals,
 )
 from evalatlas.stats.intervals import wilson_interval
-from evalatlas.stats.standard_errors import clustered_mean_interval
+from evalatlas.stats.standard_errors import clustered_mean_intervals
 
 
 @dataclass
@@ -176,44 +177,67 @@ def judge_usage_fields(totals: dict[str, Any], agent_tokens: int | None,
     }
 
 
+def group_numbers(arrays: dict[str, Any], key_columns: Sequence[str]
+                  ) -> tuple[np.ndarray, list[Any]]:
+    """Each row's group number and the key of each number, for per-(group, ...) arrays:
+    given as ``g`` and ``group_keys`` (:mod:`evalatlas.store.summary_scan`: numbers in
+    key order, no string per row), else from the key columns ``key_columns`` (a key is
+    a tuple when there are several); rows need not be sorted."""
+    if "g" in arrays:
+        return (np.asarray(arrays["g"], dtype=np.int64).ravel(),
+                list(arrays["group_keys"]))
+    cols = [np.asarray(arrays[c], dtype=object).ravel() for c in key_columns]
+    keys = cols[0] if len(cols) == 1 else list(zip(*cols, strict=True))
+    index: dict[Any, int] = {}
+    g = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64,
+                    count=len(keys))
+    return g, list(index)
+
+
+def _group_min_max(values: np.ndarray, g: np.ndarray, n_groups: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = np.full(n_groups, np.inf), np.full(n_groups, -np.inf)
+    np.minimum.at(lo, g, values)
+    np.maximum.at(hi, g, values)
+    return lo, hi
+
+
 def _mean_reward_intervals(
     arrays: dict[str, Any], n_keys: int, confidence: float,
 ) -> dict[tuple, tuple[float | None, float | None]]:
     """group key -> (low, high) of mean reward, tasks as clusters, over known rewards,
-    from the per-(group, task) totals of :func:`~evalatlas.store.queries.rewards_by_group`.
+    from the per-(group, task) totals of :func:`~evalatlas.store.queries.rewards_by_group`
+    (or the scan's, with group numbers).
 
     Rewards in [0, 1] (the usual case) get :func:`bounded_interval_from_totals` (inside
-    [0, 1]); rewards outside it have no known range: the clustered t interval."""
-    n = len(arrays.get("n", ()))
-    if n == 0:
+    [0, 1]); rewards outside it have no known range: the clustered t interval. Every group
+    at once (:func:`~evalatlas.stats.bounded.bounded_intervals_from_totals`)."""
+    if len(arrays.get("n", ())) == 0:
         return {}
-    cols = [np.asarray(arrays[f"k{i}"], dtype=object) for i in range(n_keys)]
+    g, keys = group_numbers(arrays, [f"k{i}" for i in range(n_keys)])
+    keys = [k if isinstance(k, tuple) else (k,) for k in keys]
+    n_groups = len(keys)
     counts = np.asarray(arrays["n"], dtype=float)
     sums = np.asarray(arrays["s"], dtype=float)
     squares = np.asarray(arrays["q"], dtype=float)
-    lows = np.asarray(arrays["lo"], dtype=float)
-    highs = np.asarray(arrays["hi"], dtype=float)
-    change = np.zeros(n, dtype=bool)
-    for c in cols:
-        change[1:] |= c[1:] != c[:-1]
-    bounds = [*np.flatnonzero(change), n]
+    low_min, _ = _group_min_max(np.asarray(arrays["lo"], dtype=float), g, n_groups)
+    _, high_max = _group_min_max(np.asarray(arrays["hi"], dtype=float), g, n_groups)
+    present = np.bincount(g, minlength=n_groups) > 0
+    unit = (low_min >= 0.0) & (high_max <= 1.0)
+    rows = unit[g]
     out: dict[tuple, tuple[float | None, float | None]] = {}
-    start = 0
-    for end in bounds:
-        if end == start:
-            continue
-        sl = slice(start, end)
-        if lows[sl].min() >= 0.0 and highs[sl].max() <= 1.0:
-            b = bounded_interval_from_totals(counts[sl], sums[sl], squares[sl],
-                                             confidence=confidence)
-            pair = (b.low, b.high)
+    bounded = bounded_intervals_from_totals(counts[rows], sums[rows], squares[rows],
+                                            groups=g[rows], n_groups=n_groups,
+                                            confidence=confidence)
+    other = clustered_mean_intervals(counts[~rows], sums[~rows], squares[~rows],
+                                     groups=g[~rows], n_groups=n_groups,
+                                     confidence=confidence)
+    for i in np.flatnonzero(present):
+        if unit[i]:
+            out[keys[i]] = (bounded[i].low, bounded[i].high)
         else:
-            iv = clustered_mean_interval(counts[sl], sums[sl], squares[sl],
-                                         confidence=confidence)
-            pair = (None if math.isnan(iv.low) else iv.low,
-                    None if math.isnan(iv.high) else iv.high)
-        out[tuple(c[start] for c in cols)] = pair
-        start = end
+            lo, hi = float(other.low[i]), float(other.high[i])
+            out[keys[i]] = (None if math.isnan(lo) else lo, None if math.isnan(hi) else hi)
     return out
 
 
@@ -227,94 +251,151 @@ def outcome_rows(
 ) -> list[dict[str, Any]]:
     """One row per group: success rate with Wilson and task-clustered intervals, pass@k and
     pass^k [CI], from :func:`~evalatlas.store.outcomes.task_outcome_counts` (arrays ``k``,
-    ``agent_k``, ``task``, ``n``, ``c`` sorted by group and agent).
+    ``agent_k``, ``task``, ``n``, ``c``; or the scan's, with group numbers ``g`` and
+    ``group_keys``; any order).
 
     pass@k and pass^k are computed per (agent, task) from that agent's own attempts, then
     averaged over the tasks with at least k attempts, for k = 1 .. the most attempts of
     a task (or ``ks``). A group
     holding several agents (``--by benchmark`` ...) gets none, with ``pass_at_k_note``
     saying why: pooling agents' episodes as attempts of one agent gives pass@64-style
-    nonsense."""
-    keys = np.asarray(counts.get("k", ()), dtype=object)
-    if keys.size == 0:
+    nonsense.
+
+    Every group at once (a summary holds 2,000 groups of 5,000 tasks): the clustered
+    intervals in one pass over the cells; pass@k and pass^k from each group's table of
+    (attempts, successes) -> tasks, through the one estimator
+    (:func:`pass_at_k_counts`) on the distinct pairs and
+    :func:`~evalatlas.stats.bounded.bounded_mean_intervals` with those task counts as
+    weights: the same numbers as per task, up to float rounding."""
+    if len(counts.get("n", ())) == 0:
         return []
-    agents = np.asarray(counts.get("agent_k", keys))
-    if agents.dtype.kind not in "iu":  # agents as numbers stay numbers
-        agents = agents.astype(object)
-    tasks = np.asarray(counts["task"])
-    if tasks.dtype.kind not in "iu":  # numbers in task_id order stay numbers
-        tasks = tasks.astype(object)
+    g, keys = group_numbers(counts, ["k"])
+    n_groups = len(keys)
+    agents = _numbers(counts["agent_k"] if "agent_k" in counts else
+                      np.asarray(keys, dtype=object)[g])
+    tasks = _numbers(counts["task"])
     n_all = np.asarray(counts["n"], dtype=np.int64)
     c_all = np.asarray(counts["c"], dtype=np.int64)
-    change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-    starts = np.concatenate(([0], change))
-    ends = np.concatenate((change, [keys.size]))
+    rows_per_group = np.bincount(g, minlength=n_groups)
+    a_min, a_max = _group_min_max(agents.astype(float), g, n_groups)
+    n_agents = np.where(rows_per_group > 0, 1, 0)
+    multi = a_max > a_min
+    in_multi = multi[g]
+    if in_multi.any():  # groups of several agents: tasks as clusters whichever agent ran them
+        pairs = np.unique(g[in_multi] * (int(agents.max()) + 1) + agents[in_multi])
+        n_agents = np.maximum(n_agents, np.bincount(pairs // (int(agents.max()) + 1),
+                                                    minlength=n_groups))
+        width = int(tasks.max()) + 1
+        cells, inverse = np.unique(g[in_multi] * width + tasks[in_multi],
+                                   return_inverse=True)
+        gt = np.concatenate((g[~in_multi], cells // width))
+        nt = np.concatenate((n_all[~in_multi], np.bincount(inverse, weights=n_all[in_multi])))
+        ct = np.concatenate((c_all[~in_multi], np.bincount(inverse, weights=c_all[in_multi])))
+    else:
+        gt, nt, ct = g, n_all, c_all
+    tasks_per_group = np.bincount(gt, minlength=n_groups)
+    ng = np.bincount(g, weights=n_all, minlength=n_groups).astype(np.int64)
+    cg = np.bincount(g, weights=c_all, minlength=n_groups).astype(np.int64)
+    # tasks as clusters; 0/1 outcomes, so a task's sum of squares is its successes
+    nt, ct = nt.astype(float), ct.astype(float)
+    se = clustered_mean_intervals(nt, ct, ct, groups=gt, n_groups=n_groups,
+                                  confidence=confidence).se
+    clustered = bounded_intervals_from_totals(nt, ct, ct, groups=gt, n_groups=n_groups,
+                                              confidence=confidence, binary=True)
+    n_min, n_max = _group_min_max(n_all.astype(float), g, n_groups)
+    single = (rows_per_group > 0) & ~multi
+    passes = _pass_k_by_group(n_all[single[g]], c_all[single[g]], g[single[g]], n_groups,
+                              np.where(single, n_max, 0), ks, confidence)
     rows: list[dict[str, Any]] = []
-    for a, b in zip(starts, ends, strict=True):
-        row = _outcome_row(n_all[a:b], c_all[a:b], tasks[a:b], agents[a:b], ks, confidence)
-        row = {by: labels[keys[a]], **row}
+    for i in np.flatnonzero(rows_per_group > 0):
+        n, c = int(ng[i]), int(cg[i])
+        lo, hi = wilson_interval(c, n, confidence)
+        se_i = float(se[i])
+        row: dict[str, Any] = {
+            by: labels[keys[i]],
+            "episodes": n, "tasks": int(tasks_per_group[i]),
+            "min_attempts": int(n_min[i]), "successes": c,
+            "success_rate": c / n if n else None,
+            "success_rate_ci_low": lo, "success_rate_ci_high": hi,
+            "success_rate_se_clustered": None if math.isnan(se_i) else se_i,
+            "success_rate_clustered_ci_low": clustered[i].low,
+            "success_rate_clustered_ci_high": clustered[i].high,
+            "pass_at_k": {}, "pass_hat_k": {},
+        }
+        if clustered[i].reason:
+            row["success_rate_clustered_ci_note"] = clustered[i].reason
         if by == "agent":
-            row["agent_id"] = keys[a]
+            row["agent_id"] = keys[i]
+        if n_agents[i] > 1:
+            row["pass_at_k_note"] = (f"{int(n_agents[i])} agents in this group: pass@k and "
+                                     "pass^k are only defined over one agent's attempts "
+                                     "(see --by agent)")
+        else:
+            for k, (at_k, hat_k) in passes.items():
+                if at_k[i] is not None:
+                    row["pass_at_k"][str(k)] = _over_tasks(at_k[i], int(tasks_per_group[i]))
+                    row["pass_hat_k"][str(k)] = _over_tasks(hat_k[i],
+                                                            int(tasks_per_group[i]))
         rows.append(row)
     rows.sort(key=lambda r: (str(r[by]), r.get("agent_id") or ""))
     return rows
 
 
-def _outcome_row(n_rows: np.ndarray, c_rows: np.ndarray, task_rows: np.ndarray,
-                 agent_rows: np.ndarray, ks: Sequence[int] | None,
-                 confidence: float) -> dict[str, Any]:
-    """The numbers of one group from its per-(agent, task) counts."""
-    n, c = int(n_rows.sum()), int(c_rows.sum())
-    lo, hi = wilson_interval(c, n, confidence)
-    # tasks as numbers in task_id order (evalatlas.store.summary_scan) or as ids
-    _, task_code = np.unique(task_rows if task_rows.dtype.kind in "iu"
-                             else task_rows.astype(str), return_inverse=True)
-    # tasks as clusters (whichever agent ran them); 0/1 outcomes, so a task's sum of
-    # squares is its successes
-    n_by_task = np.bincount(task_code, weights=n_rows).astype(float)
-    c_by_task = np.bincount(task_code, weights=c_rows).astype(float)
-    se = clustered_mean_interval(n_by_task, c_by_task, c_by_task, confidence=confidence).se
-    clustered = bounded_interval_from_totals(n_by_task, c_by_task, c_by_task,
-                                             confidence=confidence, binary=True)
-    n_agents = int(np.unique(agent_rows if agent_rows.dtype.kind in "iu"
-                             else agent_rows.astype(str)).size)
-    row: dict[str, Any] = {
-        "episodes": n, "tasks": int(task_code.max()) + 1 if task_code.size else 0,
-        "min_attempts": int(n_rows.min()), "successes": c,
-        "success_rate": c / n,
-        "success_rate_ci_low": lo, "success_rate_ci_high": hi,
-        "success_rate_se_clustered": None if se is None or math.isnan(se) else se,
-        "success_rate_clustered_ci_low": clustered.low,
-        "success_rate_clustered_ci_high": clustered.high,
-        "pass_at_k": {}, "pass_hat_k": {},
-    }
-    if clustered.reason:
-        row["success_rate_clustered_ci_note"] = clustered.reason
-    if n_agents > 1:
-        row["pass_at_k_note"] = (f"{n_agents} agents in this group: pass@k and pass^k are "
-                                 "only defined over one agent's attempts (see --by agent)")
-        return row
-    # every k some task supports: pass@k is over the tasks with at least k scored
-    # attempts (an errored attempt has no outcome and is not one), and says how many
-    group_ks = list(ks) if ks is not None else attempt_k_values(int(n_rows.max()))
+def _numbers(values: Any) -> np.ndarray:
+    """Agents or tasks as numbers: numbers stay numbers, ids are numbered (any order)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    return np.unique(arr.astype(str), return_inverse=True)[1].astype(np.int64).ravel()
+
+
+def _pass_k_by_group(n: np.ndarray, c: np.ndarray, g: np.ndarray, n_groups: int,
+                     max_attempts: np.ndarray, ks: Sequence[int] | None, confidence: float,
+                     ) -> dict[int, tuple[list[BoundedInterval | None],
+                                          list[BoundedInterval | None]]]:
+    """k -> (pass@k, pass^k) per group (None where the group does not report that k),
+    from per-task attempts ``n`` and successes ``c`` of groups ``g``: every k some task
+    supports (1 .. the group's most attempts) or ``ks``; over the tasks with at least k
+    scored attempts (an errored attempt has no outcome and is not one).
+
+    Each group's tasks are first counted per (attempts, successes): pass@k of a task is a
+    function of that pair, so its mean and interval over tasks are those of the distinct
+    pairs weighted by their task counts."""
+    if n.size == 0:
+        return {}
+    top = int(n.max()) + 1
+    code = (g * top + n) * top + c
+    if n_groups * top * top <= 4 * n.size + 1_000_000:
+        weights = np.bincount(code, minlength=n_groups * top * top)
+        cells = np.flatnonzero(weights)
+        weights = weights[cells]
+    else:
+        cells, weights = np.unique(code, return_counts=True)
+    hg, rest = np.divmod(cells, top * top)
+    hn, hc = np.divmod(rest, top)
+    group_ks = list(ks) if ks is not None else attempt_k_values(int(n.max()))
+    out = {}
     for k in group_ks:
-        row["pass_at_k"][str(k)] = _over_tasks(pass_at_k_counts(n_rows, c_rows, k), confidence)
-        row["pass_hat_k"][str(k)] = _over_tasks(pass_hat_k_counts(n_rows, c_rows, k),
-                                                confidence)
-    return row
+        reported = max_attempts >= k if ks is None else max_attempts > 0
+        pair = []
+        for metric in (pass_at_k_counts, pass_hat_k_counts):
+            ivs = bounded_mean_intervals(metric(hn, hc, k), groups=hg, n_groups=n_groups,
+                                         weights=weights, confidence=confidence)
+            pair.append([iv if reported[i] else None for i, iv in enumerate(ivs)])
+        out[k] = (pair[0], pair[1])
+    return out
 
 
-def _over_tasks(per_task: np.ndarray, confidence: float) -> dict[str, Any]:
-    """Mean of per-task values in [0, 1] over the tasks that have one (enough attempts),
-    with :func:`bounded_mean_interval` (inside [0, 1]; None with a reason if undefined).
-    ``tasks``: the tasks averaged over; ``tasks_total``: all tasks of the group."""
-    eligible = per_task[~np.isnan(per_task)]
-    if eligible.size == 0:
+def _over_tasks(iv: BoundedInterval, tasks_total: int) -> dict[str, Any]:
+    """A per-task value's mean over the tasks that have one (enough attempts), with
+    :func:`~evalatlas.stats.bounded.bounded_mean_interval` (inside [0, 1]; None with a
+    reason if undefined). ``tasks``: the tasks averaged over; ``tasks_total``: all
+    tasks of the group."""
+    if iv.n == 0:
         return {"value": None, "ci_low": None, "ci_high": None, "tasks": 0,
-                "tasks_total": int(per_task.size)}
-    iv = bounded_mean_interval(eligible, confidence=confidence)
+                "tasks_total": tasks_total}
     out: dict[str, Any] = {"value": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
-           "tasks": int(eligible.size), "tasks_total": int(per_task.size)}
+                           "tasks": iv.n, "tasks_total": tasks_total}
     if iv.reason:
         out["ci_note"] = iv.reason
     return out
@@ -338,26 +419,28 @@ def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dic
     clusters, delta method on the log scale: never below 0); None with a ``*_ci_note``
     when undefined.
     """
-    keys = np.asarray(arrays.get("k", ()), dtype=object)
     out: dict[Any, dict[str, Any]] = {}
-    if keys.size == 0:
+    if len(arrays.get("cost", ())) == 0:
         return out
+    g, keys = group_numbers(arrays, ["k"])
     cost = np.asarray(arrays["cost"], dtype=float)
     n = np.asarray(arrays["n"], dtype=float)
     cost_o = np.asarray(arrays["cost_o"], dtype=float)
     succ = np.asarray(arrays["s"], dtype=float)
-    change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-    for a, b in zip(np.concatenate(([0], change)), np.concatenate((change, [keys.size])),
-                    strict=True):
+    # every group at once (stats.bounded.nonnegative_ratio_intervals)
+    per_episode = nonnegative_ratio_intervals(cost, n, groups=g, n_groups=len(keys),
+                                              confidence=confidence)
+    per_success = nonnegative_ratio_intervals(cost_o, succ, groups=g, n_groups=len(keys),
+                                              confidence=confidence)
+    for i in np.flatnonzero(np.bincount(g, minlength=len(keys)) > 0):
         fields: dict[str, Any] = {}
-        ivs = (nonnegative_ratio_interval(cost[a:b], n[a:b], confidence=confidence),
-               nonnegative_ratio_interval(cost_o[a:b], succ[a:b], confidence=confidence))
-        for name, iv in zip(("cost_per_episode", "cost_per_success"), ivs, strict=True):
+        for name, iv in (("cost_per_episode", per_episode[i]),
+                         ("cost_per_success", per_success[i])):
             fields[name] = iv.estimate
             fields[f"{name}_ci_low"], fields[f"{name}_ci_high"] = iv.low, iv.high
             if iv.reason:
                 fields[f"{name}_ci_note"] = iv.reason
-        out[keys[a]] = fields
+        out[keys[i]] = fields
     return out
 
 

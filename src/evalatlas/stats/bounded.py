@@ -37,10 +37,11 @@ import numpy as np
 
 from evalatlas.stats.standard_errors import (
     _cluster_labels,
-    clustered_mean_interval,
+    _group_index,
+    clustered_mean_intervals,
     clustered_standard_error,
-    standard_error_clt,
     t_quantile,
+    t_quantiles,
 )
 from evalatlas.stats.validation import check_confidence
 
@@ -75,12 +76,52 @@ def wilson_effective_n(p: float, n_eff: float, z: float) -> tuple[float, float]:
         raise ValueError(f"a proportion must be in [0, 1], got {p}")
     if not n_eff > 0:
         raise ValueError(f"the effective sample size must be > 0, got {n_eff}")
-    denom = 1 + z * z / n_eff
-    centre = (p + z * z / (2 * n_eff)) / denom
-    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
-    low = 0.0 if p == 0.0 else min(p, max(0.0, centre - half))
-    high = 1.0 if p == 1.0 else max(p, min(1.0, centre + half))
+    low, high = _wilson(np.float64(p), np.float64(n_eff), np.float64(z))
+    return float(low), float(high)
+
+
+def _wilson(p: np.ndarray, n_eff: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`wilson_effective_n` on arrays (no checks): the one formula."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        denom = 1 + z * z / n_eff
+        centre = (p + z * z / (2 * n_eff)) / denom
+        half = z * np.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
+    low = np.where(p == 0.0, 0.0, np.minimum(p, np.maximum(0.0, centre - half)))
+    high = np.where(p == 1.0, 1.0, np.maximum(p, np.minimum(1.0, centre + half)))
     return low, high
+
+
+def _decide(p: np.ndarray, n: np.ndarray, units: np.ndarray, binary: np.ndarray,
+            all_equal: np.ndarray, se: np.ndarray, *, clustered: bool,
+            confidence: float, bounds_defined: bool = True
+            ) -> tuple[np.ndarray, np.ndarray, list[str | None]]:
+    """The interval of :func:`bounded_mean_interval` (rescaled to [0, 1]) per group from
+    its mean ``p``, ``n`` values, ``units`` independent units, whether every value is 0
+    or 1 (``binary``) or equal (``all_equal``) and the SE of the mean: low, high (NaN:
+    none) and the reason when there is none. See the module docstring."""
+    size = p.size
+    low, high = np.full(size, math.nan), np.full(size, math.nan)
+    reasons: list[str | None] = [None] * size
+    what = "one task (cluster)" if clustered else "one value"
+    z = t_quantiles(confidence, units - 1)
+    # independent 0/1 values: exactly Wilson (1927)
+    plain = (units >= 2) & binary if not clustered else np.zeros(size, dtype=bool)
+    rest = (units >= 2) & ~plain
+    bound = rest & all_equal & ((p == 0.0) | (p == 1.0)) & bounds_defined  # score-type
+    spread = rest & ~all_equal
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(se > 0, np.maximum(1.0, p * (1 - p) / (se * se)), n)
+    for mask, ne, zz in ((plain, n, np.full(size, t_quantile(confidence, math.inf))),
+                         (bound, units, z), (spread, n_eff, z)):
+        if mask.any():
+            low[mask], high[mask] = _wilson(p[mask], ne[mask].astype(float), zz[mask])
+    for i in np.flatnonzero(n == 0):
+        reasons[i] = "no values"
+    for i in np.flatnonzero((n > 0) & (units < 2)):
+        reasons[i] = f"{what}: no spread between independent units to estimate"
+    for i in np.flatnonzero(rest & all_equal & ~bound):
+        reasons[i] = "every value is equal: no spread to estimate"
+    return low, high, reasons
 
 
 def _prepare(values: Any, clusters: Any) -> tuple[np.ndarray, np.ndarray | None, int]:
@@ -121,42 +162,92 @@ def bounded_mean_interval(
     caller's claim about the quantity).
     """
     check_confidence(confidence)
-    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
-        raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
+    if clusters is None:
+        return bounded_mean_intervals(values, confidence=confidence, lower=lower,
+                                      upper=upper)[0]
     arr, labels, units = _prepare(values, clusters)
+    width = _check_range(arr, lower, upper)
     n = int(arr.size)
-    method = "wilson-effective-n" + ("-clustered" if clusters is not None else "")
+    method = "wilson-effective-n-clustered"
     if n == 0:
         return BoundedInterval(None, None, None, method, confidence, 0, 0, "no values")
-    width = upper - lower
-    tol = 1e-9 * width
-    if arr.min() < lower - tol or arr.max() > upper + tol:
-        raise ValueError(f"values must lie in [{lower}, {upper}]; got "
-                         f"[{arr.min():g}, {arr.max():g}]")
     q = np.clip((arr - lower) / width, 0.0, 1.0)
     p = float(q.mean())
-    est = lower + p * width
-
-    def out(lo: float | None, hi: float | None, reason: str | None = None) -> BoundedInterval:
-        lo_v = None if lo is None else lower + lo * width
-        hi_v = None if hi is None else lower + hi * width
-        return BoundedInterval(est, lo_v, hi_v, method, confidence, n, units, reason)
-
-    if units < 2:
-        what = "one task (cluster)" if clusters is not None else "one value"
-        return out(None, None, f"{what}: no spread between independent units to estimate")
     binary = bool(np.all((q == 0.0) | (q == 1.0)))
-    if binary and labels is None:  # independent 0/1 values: exactly Wilson (1927)
-        return out(*wilson_effective_n(p, float(n), t_quantile(confidence, math.inf)))
-    z = t_quantile(confidence, units - 1)
-    if np.all(q == q[0]):
-        if p in (0.0, 1.0):  # score-type interval stays defined at 0% and 100%
-            return out(*wilson_effective_n(p, float(units), z))
-        return out(None, None, "every value is equal: no spread to estimate")
-    se = (clustered_standard_error(q, labels) if labels is not None
-          else standard_error_clt(q))
-    n_eff = float(n) if not se > 0 else max(1.0, p * (1 - p) / (se * se))
-    return out(*wilson_effective_n(p, n_eff, z))
+    se = clustered_standard_error(q, labels) if units >= 2 else math.nan
+    lo, hi, why = _decide(np.array([p]), np.array([n]), np.array([units]),
+                          np.array([binary]), np.array([bool(np.all(q == q[0]))]),
+                          np.array([se]), clustered=True, confidence=confidence)
+    return _bounded(lower + p * width, lo[0], hi[0], lower, width, method, confidence, n,
+                    units, why[0])
+
+
+def _check_range(arr: np.ndarray, lower: float, upper: float) -> float:
+    """``upper - lower`` after checking the range and that ``arr`` lies in it."""
+    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
+        raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
+    width = upper - lower
+    tol = 1e-9 * width
+    if arr.size and (arr.min() < lower - tol or arr.max() > upper + tol):
+        raise ValueError(f"values must lie in [{lower}, {upper}]; got "
+                         f"[{arr.min():g}, {arr.max():g}]")
+    return width
+
+
+def _bounded(est: float | None, lo: float, hi: float, lower: float, width: float,
+             method: str, confidence: float, n: int, units: int,
+             reason: str | None) -> BoundedInterval:
+    """A :class:`BoundedInterval` from an interval on the rescaled [0, 1] (NaN: none)."""
+    return BoundedInterval(est, None if math.isnan(lo) else float(lower + lo * width),
+                           None if math.isnan(hi) else float(lower + hi * width), method,
+                           confidence, n, units, reason)
+
+
+def bounded_mean_intervals(
+    values: Sequence[float] | np.ndarray,
+    *,
+    groups: Sequence[int] | np.ndarray | None = None,
+    n_groups: int | None = None,
+    weights: Sequence[float] | np.ndarray | None = None,
+    confidence: float = 0.95,
+    lower: float = 0.0,
+    upper: float = 1.0,
+) -> list[BoundedInterval]:
+    """:func:`bounded_mean_interval` (independent values, no clusters) of many groups at
+    once: value ``i`` belongs to group ``groups[i]`` (numbers ``0 .. n_groups - 1``;
+    None: one group) and counts ``weights[i]`` times (a whole number; None: once), so a
+    table of distinct values and how often each occurs gives the interval of the values
+    it lists. One result per group. The single-group function calls this: the CLT SE
+    ``sqrt(sum w (q - p)^2 / (n (n - 1)))`` with ``n = sum w``, then the same method.
+    A summary's pass@k over 2,000 groups x 10 k is a handful of array passes, not
+    20,000 calls."""
+    check_confidence(confidence)
+    raw = np.asarray(values, dtype=float).ravel()
+    g, n_groups = _group_index(groups, raw.size, n_groups)
+    w = np.ones(raw.size) if weights is None else np.asarray(weights, dtype=float).ravel()
+    if w.size != raw.size:
+        raise ValueError(f"weights ({w.size}) and values ({raw.size}) differ in length")
+    keep = ~np.isnan(raw) & (w > 0)
+    arr, g, w = raw[keep], g[keep], w[keep]
+    width = _check_range(arr, lower, upper)
+    q = np.clip((arr - lower) / width, 0.0, 1.0)
+    n = np.bincount(g, weights=w, minlength=n_groups)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.bincount(g, weights=w * q, minlength=n_groups) / n
+        d = q - p[g]
+        se = np.sqrt(np.bincount(g, weights=w * d * d, minlength=n_groups) / (n * (n - 1)))
+    se = np.where(n >= 2, se, math.nan)
+    binary = np.bincount(g, weights=((q != 0.0) & (q != 1.0)).astype(float),
+                         minlength=n_groups) == 0
+    q_min, q_max = np.full(n_groups, np.inf), np.full(n_groups, -np.inf)
+    np.minimum.at(q_min, g, q)
+    np.maximum.at(q_max, g, q)
+    lo, hi, why = _decide(p, n, n, binary, q_min == q_max, se, clustered=False,
+                          confidence=confidence)
+    counts = n.astype(np.int64)
+    return [_bounded(None if counts[i] == 0 else lower + float(p[i]) * width, lo[i], hi[i],
+                     lower, width, "wilson-effective-n", confidence, int(counts[i]),
+                     int(counts[i]), why[i]) for i in range(n_groups)]
 
 
 def bounded_interval_from_totals(
@@ -174,46 +265,62 @@ def bounded_interval_from_totals(
     scale), so the database can aggregate millions of episodes to one row per task.
 
     Same method and numbers as the per-value form (tested): the clustered SE is
-    :func:`clustered_mean_interval`'s, every value equal means zero within-group
+    :func:`clustered_mean_interval`'s (computed for all groups at once by
+    :func:`bounded_intervals_from_totals`), every value equal means zero within-group
     variance, and ``binary=True`` says the values are 0/1 (successes), where the
     all-equal case at 0% or 100% still gets a (worst-case) interval.
     """
+    return bounded_intervals_from_totals(counts, sums, sums_of_squares,
+                                         confidence=confidence, lower=lower, upper=upper,
+                                         binary=binary)[0]
+
+
+def bounded_intervals_from_totals(
+    counts: Sequence[float] | np.ndarray,
+    sums: Sequence[float] | np.ndarray,
+    sums_of_squares: Sequence[float] | np.ndarray,
+    *,
+    groups: Sequence[int] | np.ndarray | None = None,
+    n_groups: int | None = None,
+    confidence: float = 0.95,
+    lower: float = 0.0,
+    upper: float = 1.0,
+    binary: bool = False,
+) -> list[BoundedInterval]:
+    """:func:`bounded_interval_from_totals` of many groups at once: cluster ``i`` belongs
+    to group ``groups[i]`` (numbers ``0 .. n_groups - 1``; None: one group); one result
+    per group. The one definition (the single-group function calls this): per group,
+    ``p`` the rescaled mean, every value equal when ``Q/n - p^2 <= 1e-12 max(1, p)``,
+    the SE :func:`~evalatlas.stats.standard_errors.clustered_mean_intervals`', then the
+    method of :func:`bounded_mean_interval`."""
     check_confidence(confidence)
     if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
         raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
     nc = np.asarray(counts, dtype=float).ravel()
+    g, n_groups = _group_index(groups, nc.size, n_groups)
     keep = nc > 0
-    nc = nc[keep]
+    nc, g = nc[keep], g[keep]
     sc = np.asarray(sums, dtype=float).ravel()[keep]
     qc = np.asarray(sums_of_squares, dtype=float).ravel()[keep]
-    n, units = int(nc.sum()), int(nc.size)
-    method = "wilson-effective-n-clustered"
-    if n == 0:
-        return BoundedInterval(None, None, None, method, confidence, 0, 0, "no values")
     width = upper - lower
     # rescale the totals to q = (v - lower) / width
     s_q = (sc - lower * nc) / width
     q_q = (qc - 2 * lower * sc + lower * lower * nc) / (width * width)
-    p = min(1.0, max(0.0, float(s_q.sum()) / n))
-    est = lower + p * width
-
-    def out(lo: float | None, hi: float | None, reason: str | None = None) -> BoundedInterval:
-        return BoundedInterval(est, None if lo is None else lower + lo * width,
-                               None if hi is None else lower + hi * width, method,
-                               confidence, n, units, reason)
-
-    if units < 2:
-        return out(None, None, "one task (cluster): no spread between independent units "
-                               "to estimate")
-    z = t_quantile(confidence, units - 1)
-    spread = float(q_q.sum()) / n - p * p
-    if spread <= 1e-12 * max(1.0, p):
-        if binary and p in (0.0, 1.0):
-            return out(*wilson_effective_n(p, float(units), z))
-        return out(None, None, "every value is equal: no spread to estimate")
-    se = clustered_mean_interval(nc, s_q, q_q, confidence=confidence).se
-    n_eff = float(n) if se is None or not se > 0 else max(1.0, p * (1 - p) / (se * se))
-    return out(*wilson_effective_n(p, n_eff, z))
+    n = np.bincount(g, weights=nc, minlength=n_groups)
+    units = np.bincount(g, minlength=n_groups)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.clip(np.bincount(g, weights=s_q, minlength=n_groups) / n, 0.0, 1.0)
+        spread = np.bincount(g, weights=q_q, minlength=n_groups) / n - p * p
+    se = clustered_mean_intervals(nc, s_q, q_q, groups=g, n_groups=n_groups,
+                                  confidence=confidence).se
+    lo, hi, why = _decide(p, n, units, np.zeros(n_groups, dtype=bool),
+                          spread <= 1e-12 * np.maximum(1.0, p), se, clustered=True,
+                          confidence=confidence, bounds_defined=binary)
+    counts_n = n.astype(np.int64)
+    return [_bounded(None if counts_n[i] == 0 else lower + float(p[i]) * width, lo[i],
+                     hi[i], lower, width, "wilson-effective-n-clustered", confidence,
+                     int(counts_n[i]), int(units[i]) if counts_n[i] else 0, why[i])
+            for i in range(n_groups)]
 
 
 def nonnegative_mean_interval(
@@ -293,41 +400,65 @@ def nonnegative_ratio_interval(
     succeeded). No interval (None, with ``reason``) for no or one cluster, an infinite or
     zero ratio, or every cluster with the same ratio (no spread to estimate).
     """
+    return nonnegative_ratio_intervals(numerators, denominators, confidence=confidence)[0]
+
+
+def nonnegative_ratio_intervals(
+    numerators: Sequence[float] | np.ndarray,
+    denominators: Sequence[float] | np.ndarray,
+    *,
+    groups: Sequence[int] | np.ndarray | None = None,
+    n_groups: int | None = None,
+    confidence: float = 0.95,
+) -> list[BoundedInterval]:
+    """:func:`nonnegative_ratio_interval` of many groups at once: cluster ``i`` belongs to
+    group ``groups[i]`` (numbers ``0 .. n_groups - 1``; None: one group); one result per
+    group. The one definition (the single-group function calls this): per group
+    ``R = sum a / sum b``, ``SE = sqrt(C / (C - 1) sum (a_c - R b_c)^2) / sum b`` and
+    ``R exp(-/+ t_{C-1} SE / R)``."""
     check_confidence(confidence)
     a = np.asarray(numerators, dtype=float).ravel()
     b = np.asarray(denominators, dtype=float).ravel()
     if a.size != b.size:
         raise ValueError(f"numerators ({a.size}) and denominators ({b.size}) differ in "
                          "length")
+    g, n_groups = _group_index(groups, a.size, n_groups)
     keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
-    method = "ratio-delta-log-clustered"
-    units = int(a.size)
-    if units == 0:
-        return BoundedInterval(None, None, None, method, confidence, 0, 0, "no values")
-    if a.min() < 0 or b.min() < 0:
+    a, b, g = a[keep], b[keep], g[keep]
+    if a.size and (a.min() < 0 or b.min() < 0):
         raise ValueError("numerators and denominators must be >= 0")
-    n = round(float(b.sum()))
-    sa, sb = float(a.sum()), float(b.sum())
-    if sb <= 0:
-        if sa > 0:
-            return BoundedInterval(math.inf, None, None, method, confidence, n, units,
-                                   "no success: the ratio is infinite")
-        return BoundedInterval(None, None, None, method, confidence, n, units,
-                               "nothing spent and nothing counted")
-    est = sa / sb
+    method = "ratio-delta-log-clustered"
+    units = np.bincount(g, minlength=n_groups)
+    sa = np.bincount(g, weights=a, minlength=n_groups)
+    sb = np.bincount(g, weights=b, minlength=n_groups)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = np.where(sb > 0, sa / sb, math.nan)
+        z = a - est[g] * b
+        se = np.sqrt(units / (units - 1) * np.bincount(g, weights=z * z,
+                                                       minlength=n_groups)) / sb
+        half = t_quantiles(confidence, units - 1) * se / est
+    out = []
+    for i in range(n_groups):
+        k, n = int(units[i]), round(float(sb[i]))
+        e = float(est[i])
 
-    def none(reason: str) -> BoundedInterval:
-        return BoundedInterval(est, None, None, method, confidence, n, units, reason)
+        def iv(estimate: float | None, reason: str | None, low: float | None = None,
+               high: float | None = None, k: int = k, n: int = n) -> BoundedInterval:
+            return BoundedInterval(estimate, low, high, method, confidence, n, k, reason)
 
-    if units < 2:
-        return none("one task (cluster): no spread between independent units to estimate")
-    if est <= 0:
-        return none("the ratio is 0: no spread to estimate on the log scale")
-    z = a - est * b
-    se = math.sqrt(units / (units - 1) * float(np.dot(z, z))) / sb
-    if not se > 1e-12 * est:
-        return none("every task has the same ratio: no spread to estimate")
-    half = t_quantile(confidence, units - 1) * se / est
-    return BoundedInterval(est, est * math.exp(-half), est * math.exp(half), method,
-                           confidence, n, units)
+        if k == 0:
+            out.append(iv(None, "no values", k=0, n=0))
+        elif sb[i] <= 0:
+            out.append(iv(math.inf, "no success: the ratio is infinite") if sa[i] > 0
+                       else iv(None, "nothing spent and nothing counted"))
+        elif k < 2:
+            out.append(iv(e, "one task (cluster): no spread between independent units to "
+                             "estimate"))
+        elif e <= 0:
+            out.append(iv(e, "the ratio is 0: no spread to estimate on the log scale"))
+        elif not se[i] > 1e-12 * e:
+            out.append(iv(e, "every task has the same ratio: no spread to estimate"))
+        else:
+            h = float(half[i])
+            out.append(iv(e, None, e * math.exp(-h), e * math.exp(h)))
+    return out

@@ -242,6 +242,96 @@ def _t_central(t: float, nu: int) -> float:
     return math.sin(theta) * total
 
 
+def t_quantiles(confidence: float, df: Any) -> np.ndarray:
+    """:func:`t_quantile` for each entry of ``df`` (one call per distinct value, memoised);
+    NaN where ``df`` is not > 0 (no interval there)."""
+    d = np.asarray(df, dtype=float)
+    out = np.full(d.shape, math.nan)
+    ok = d > 0
+    if ok.any():
+        values, inverse = np.unique(d[ok], return_inverse=True)
+        out[ok] = np.array([t_quantile(confidence, float(v)) for v in values])[inverse]
+    return out
+
+
+@dataclass(frozen=True)
+class GroupedIntervals:
+    """:class:`Interval` fields as arrays, one entry per group (``intervals[g]`` is group
+    ``g``'s :class:`Interval`)."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    se: np.ndarray
+    n: np.ndarray
+    n_clusters: np.ndarray
+    method: str
+    confidence: float
+
+    def __getitem__(self, g: int) -> Interval:
+        return Interval(float(self.estimate[g]), float(self.low[g]), float(self.high[g]),
+                        float(self.se[g]), int(self.n[g]), self.method, self.confidence,
+                        int(self.n_clusters[g]))
+
+
+def _group_index(groups: Any, size: int, n_groups: int | None) -> tuple[np.ndarray, int]:
+    """Group numbers ``0 .. n_groups - 1`` as an int array of ``size`` entries."""
+    g = np.zeros(size, dtype=np.int64) if groups is None else np.asarray(groups).ravel()
+    if g.size != size:
+        raise ValueError(f"groups ({g.size}) and values ({size}) differ in length")
+    if g.size and (g.dtype.kind not in "iu" or g.min() < 0):
+        raise ValueError("groups must be group numbers (integers >= 0)")
+    g = g.astype(np.int64, copy=False)
+    if n_groups is None:
+        n_groups = int(g.max()) + 1 if g.size else 1
+    return g, n_groups
+
+
+def clustered_mean_intervals(
+    counts: Sequence[float] | np.ndarray,
+    sums: Sequence[float] | np.ndarray,
+    sums_of_squares: Sequence[float] | np.ndarray,
+    *,
+    groups: Sequence[int] | np.ndarray | None = None,
+    n_groups: int | None = None,
+    confidence: float = 0.95,
+) -> GroupedIntervals:
+    """:func:`clustered_mean_interval` of many groups at once: cluster ``i`` belongs to
+    group ``groups[i]`` (numbers ``0 .. n_groups - 1``; None: one group). The one
+    definition of the formula (the single-group function calls this): per group, with
+    ``n = sum n_c``, ``m = S/n``, ``sum d^2 = Q - S^2/n`` and ``D_c = s_c - n_c m``,
+    ``var = sum d^2 / (n (n-1)) + (sum D_c^2 - sum d^2) / n^2`` and the interval
+    ``m +/- t_{C-1} sqrt(var)`` (Miller 2024). A summary's 2,000 groups of 5,000 tasks
+    take one pass over their cells instead of 2,000 calls."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    nc = np.asarray(counts, dtype=float).ravel()
+    sc = np.asarray(sums, dtype=float).ravel()
+    qc = np.asarray(sums_of_squares, dtype=float).ravel()
+    if not nc.size == sc.size == qc.size:
+        raise ValueError(f"counts ({nc.size}), sums ({sc.size}) and sums_of_squares "
+                         f"({qc.size}) differ in length")
+    if np.any(nc < 0):
+        raise ValueError("cluster counts must be >= 0")
+    g, n_groups = _group_index(groups, nc.size, n_groups)
+    keep = nc > 0
+    nc, sc, qc, g = nc[keep], sc[keep], qc[keep], g[keep]
+    n = np.bincount(g, weights=nc, minlength=n_groups)
+    c = np.bincount(g, minlength=n_groups)
+    s_sum = np.bincount(g, weights=sc, minlength=n_groups)
+    q_sum = np.bincount(g, weights=qc, minlength=n_groups)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.where(n > 0, s_sum / n, math.nan)
+        dd = np.maximum(q_sum - s_sum * s_sum / n, 0.0)
+        dc = sc - nc * m[g]
+        var = dd / (n * (n - 1)) + (np.bincount(g, weights=dc * dc, minlength=n_groups)
+                                    - dd) / (n * n)
+        se = np.where(n >= 2, np.sqrt(np.maximum(var, 0.0)), math.nan)
+    half = t_quantiles(confidence, c - 1) * se  # NaN with fewer than 2 clusters
+    return GroupedIntervals(m, m - half, m + half, se, n.astype(np.int64), c,
+                            "clustered-miller", confidence)
+
+
 def clustered_mean_interval(
     counts: Sequence[float] | np.ndarray,
     sums: Sequence[float] | np.ndarray,
@@ -255,38 +345,13 @@ def clustered_mean_interval(
     ``n = sum n_c``, mean ``m = S/n``, ``sum d^2 = Q - S^2/n`` and the cluster sums of
     deviations ``D_c = s_c - n_c m``; then, as in :func:`clustered_standard_error`,
     ``var = sum d^2 / (n (n-1)) + (sum D_c^2 - sum d^2) / n^2`` and the interval is
-    ``m +/- t_{C-1} sqrt(var)``. Same numbers as the per-value form (tested), but the
-    per-cluster totals can be computed in the database: ``summary`` over millions of
-    episodes moves one row per task instead of one per episode. Clusters with ``n_c = 0``
-    are ignored.
+    ``m +/- t_{C-1} sqrt(var)`` (computed by :func:`clustered_mean_intervals`, one
+    group). Same numbers as the per-value form (tested), but the per-cluster totals can
+    be computed in the database: ``summary`` over millions of episodes moves one row per
+    task instead of one per episode. Clusters with ``n_c = 0`` are ignored.
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    nc = np.asarray(counts, dtype=float).ravel()
-    sc = np.asarray(sums, dtype=float).ravel()
-    qc = np.asarray(sums_of_squares, dtype=float).ravel()
-    if not nc.size == sc.size == qc.size:
-        raise ValueError(f"counts ({nc.size}), sums ({sc.size}) and sums_of_squares "
-                         f"({qc.size}) differ in length")
-    if np.any(nc < 0):
-        raise ValueError("cluster counts must be >= 0")
-    keep = nc > 0
-    nc, sc, qc = nc[keep], sc[keep], qc[keep]
-    n, c = float(nc.sum()), int(nc.size)
-    name = "clustered-miller"
-    if n == 0:
-        return Interval(math.nan, math.nan, math.nan, math.nan, 0, name, confidence, 0)
-    m = float(sc.sum()) / n
-    if n < 2:
-        return Interval(m, math.nan, math.nan, math.nan, int(n), name, confidence, c)
-    dd = max(float(qc.sum()) - float(sc.sum()) ** 2 / n, 0.0)
-    dc = sc - nc * m
-    var = dd / (n * (n - 1)) + (_sumsq(dc) - dd) / (n * n)
-    se = math.sqrt(max(var, 0.0))
-    if c - 1 < 1:
-        return Interval(m, math.nan, math.nan, se, int(n), name, confidence, c)
-    half = t_quantile(confidence, c - 1) * se
-    return Interval(m, m - half, m + half, se, int(n), name, confidence, c)
+    iv = clustered_mean_intervals(counts, sums, sums_of_squares, confidence=confidence)
+    return iv[0]
 
 
 def trial_standard_error(

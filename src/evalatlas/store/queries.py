@@ -163,35 +163,64 @@ _JUDGE_TOKENS = ("coalesce(TRY_CAST(e.judge_usage->>'$.total_tokens' AS BIGINT),
 """An episode's judge (evaluation) tokens: ``judge_usage.total_tokens``, else prompt +
 completion (the convention of :class:`~evalatlas.records.models.UsageSummary`)."""
 _JUDGE_COST = "TRY_CAST(e.judge_usage->>'$.total_cost_usd' AS DOUBLE)"
-
-_OUTCOME_COUNTS = """sum(CASE WHEN e.success THEN 1 ELSE 0 END) AS successes,
-          count(e.success) AS outcome_known,
-          count(*) FILTER (WHERE e.outcome_judged) AS judged_outcomes"""
-"""A group's outcome counts over episodes ``e``: successes, episodes whose outcome is
-known, outcomes a judge gave. One definition for :func:`group_stats` and
-:mod:`evalatlas.store.summary_scan`."""
-
-_USAGE_AGGREGATES = f"""avg(e.reward) AS mean_reward,
-          sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL
-              THEN 1 ELSE 0 END) AS errors,
-          sum(e.total_tokens) AS total_tokens,
-          avg(e.total_tokens) AS mean_tokens,
-          count(e.total_tokens) AS token_episodes,
-          sum(e.cost_usd) AS total_cost_usd,
-          count(*) - count(e.cost_usd) AS cost_unknown_episodes,
-          count(*) FILTER (WHERE starts_with(e.cost_source, 'computed'))
-            AS cost_computed_episodes,
-          avg(e.wall_time_s) AS mean_wall_time_s,
-          count(*) FILTER (WHERE {_JUDGE_PRESENT}) AS judge_usage_episodes,
-          sum({_JUDGE_TOKENS}) AS judge_tokens,
-          sum({_JUDGE_COST}) AS judge_cost_usd,
-          count(*) FILTER (WHERE {_JUDGE_PRESENT} AND {_JUDGE_COST} IS NULL)
-            AS judge_cost_unknown_episodes"""
-"""A group's reward, error, token, cost, wall-time and judge-usage aggregates over
-episodes ``e`` (an error: status other than completed, or an error type; the judge's
-usage as :data:`_JUDGE_PRESENT`, :data:`_JUDGE_TOKENS`, :data:`_JUDGE_COST` read it).
-One definition for :func:`group_stats` and :mod:`evalatlas.store.summary_scan`."""
 """An episode's judge cost in USD; NULL when unknown (never 0)."""
+
+_TOTAL_PARTS: tuple[tuple[str, str], ...] = (
+    ("episodes", "count(*)"),
+    ("successes", "sum(CASE WHEN e.success THEN 1 ELSE 0 END)"),
+    ("outcome_known", "count(e.success)"),
+    ("judged_outcomes", "count(*) FILTER (WHERE e.outcome_judged)"),
+    ("_reward_sum", "sum(e.reward)"),
+    ("_reward_n", "count(e.reward)"),
+    ("errors", "sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL "
+               "THEN 1 ELSE 0 END)"),
+    ("total_tokens", "sum(e.total_tokens)"),
+    ("token_episodes", "count(e.total_tokens)"),
+    ("total_cost_usd", "sum(e.cost_usd)"),
+    ("cost_unknown_episodes", "count(*) - count(e.cost_usd)"),
+    ("cost_computed_episodes", "count(*) FILTER (WHERE starts_with(e.cost_source, 'computed'))"),
+    ("_wall_sum", "sum(e.wall_time_s)"),
+    ("_wall_n", "count(e.wall_time_s)"),
+    ("judge_usage_episodes", f"count(*) FILTER (WHERE {_JUDGE_PRESENT})"),
+    ("judge_tokens", f"sum({_JUDGE_TOKENS})"),
+    ("judge_cost_usd", f"sum({_JUDGE_COST})"),
+    ("judge_cost_unknown_episodes",
+     f"count(*) FILTER (WHERE {_JUDGE_PRESENT} AND {_JUDGE_COST} IS NULL)"),
+)
+"""A group's totals over episodes ``e``, as sums whose partial sums add up: episodes,
+outcome counts (successes, outcome known, outcomes a judge gave), errors (status other
+than completed, or an error type), tokens, cost (known, unknown, computed), and the
+judge's usage as :data:`_JUDGE_PRESENT`, :data:`_JUDGE_TOKENS`, :data:`_JUDGE_COST` read
+it. Names starting ``_`` are the parts of :data:`_TOTAL_MEANS`."""
+
+_TOTAL_MEANS: tuple[tuple[str, str, str], ...] = (
+    ("mean_reward", "_reward_sum", "_reward_n"),
+    ("mean_tokens", "total_tokens", "token_episodes"),
+    ("mean_wall_time_s", "_wall_sum", "_wall_n"),
+)
+"""Means of the totals: (name, sum, count) of :data:`_TOTAL_PARTS`; NULL over no value."""
+
+
+def group_totals_sql(partials: str | None = None) -> str:
+    """The SELECT list of a group's totals (:data:`_TOTAL_PARTS`, :data:`_TOTAL_MEANS`):
+    over episodes ``e`` when ``partials`` is None, else summed over the rows of
+    ``partials``, a table alias whose columns are :func:`total_parts_sql`'s (per
+    experiment, say), which gives the same numbers up to float rounding. One definition
+    for :func:`summary_totals` and :mod:`evalatlas.store.summary_scan`."""
+    def part(name: str, sql: str) -> str:
+        return sql if partials is None else f"sum({partials}.{name})"
+
+    parts = {name: part(name, sql) for name, sql in _TOTAL_PARTS}
+    cols = [f"{sql} AS {name}" for name, sql in parts.items() if not name.startswith("_")]
+    cols += [f"CAST({parts[s]} AS DOUBLE) / nullif({parts[n]}, 0) AS {name}"
+             for name, s, n in _TOTAL_MEANS]
+    return ",\n          ".join(cols)
+
+
+def total_parts_sql() -> str:
+    """The SELECT list of :data:`_TOTAL_PARTS` over episodes ``e``: partial totals (per
+    experiment, say) that :func:`group_totals_sql` sums."""
+    return ",\n          ".join(f"{sql} AS {name}" for name, sql in _TOTAL_PARTS)
 
 
 def summary_totals(
@@ -208,14 +237,12 @@ def summary_totals(
     return store.query(f"""
         SELECT {keys}, {disps},
           count(DISTINCT e.experiment_id) AS experiments,
-          count(*) AS episodes,
           count(DISTINCT e.task_id) AS tasks,
-          {_OUTCOME_COUNTS},
           CASE WHEN count(DISTINCT x.benchmark_name) <= 1
                THEN max(x.subset_n_tasks) END AS benchmark_tasks,
           CASE WHEN count(DISTINCT x.benchmark_name) <= 1
                THEN any_value(x.benchmark_name) END AS benchmark_name,
-          {_USAGE_AGGREGATES}
+          {group_totals_sql()}
         FROM {episodes_source(outcome)} LEFT JOIN experiments x USING (experiment_id)
         {where}
         GROUP BY {gb}

@@ -10,21 +10,25 @@ of (group, task) rows fetched as Python strings: about 1 CPU microsecond per epi
 
 Here the same numbers come from:
 
-1. **units**: the distinct (experiment, plus the episode columns a grouping key reads:
-   ``llm_model`` for ``model``, ``status``, ``task_id``) of the selected episodes, with
-   their group keys, each key and agent numbered in sort order (a small table);
-2. **cells**: one scan grouping episodes by (group number, agent number, task number),
-   integers, with every per-cell count and sum, fetched as numpy integers and floats;
-3. **totals**: one scan grouping episodes by group number with the per-episode sums of
-   ``summary_totals``; distinct tasks per group are counted from the cells and distinct
-   experiments from the units (``count(DISTINCT ...)`` over every episode is what made
-   ``summary_totals`` slow).
+1. **units**: one scan grouping the selected episodes by unit (experiment, plus the
+   episode columns a grouping key reads: ``llm_model`` for ``model``, ``status``,
+   ``task_id``) with the partial totals of
+   :func:`~evalatlas.store.queries.total_parts_sql`, and their group keys, each key and
+   agent numbered in sort order (a small table). A group's **totals** are the sums of
+   its units' partial totals (:func:`~evalatlas.store.queries.group_totals_sql`), so
+   no second scan of the episodes; distinct experiments are counted from the units.
+2. **cells**: one scan aggregating episodes per (unit, task) with only the counts and
+   sums the analysis reads, those rows joined to their numbers and summed per (group
+   number, agent number, task number), integers, fetched as numpy integers and floats
+   in no order (the analysis takes groups as numbers in any order). Distinct tasks per
+   group are counted from the cells.
 
-The arrays and rows handed on are those of the four functions above, in their order
-(groups in key order, tasks in ``task_id`` order), so the analysis is unchanged; only
-tasks come as integers in ``task_id`` order instead of strings. Sums over a group that
-holds several agents (``by benchmark``) are summed per agent first: equal to the
-one-pass sums up to float rounding in the last digits. Benchmark: ``benchmarks/bench_scale.py``.
+The arrays and rows handed on are those of the per-query functions above, with groups
+as numbers ``g`` and their keys ``group_keys`` instead of a key string per row, and
+tasks and agents as integers (tasks in ``task_id`` order, agents in key order). Sums
+of partial sums and sums over a group that holds several agents (``by benchmark``) are
+equal to the one-pass sums up to float rounding in the last digits (tested).
+Benchmark: ``benchmarks/bench_scale.py``.
 """
 
 from __future__ import annotations
@@ -37,12 +41,12 @@ import numpy as np
 
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.queries import (
-    _OUTCOME_COUNTS,
-    _USAGE_AGGREGATES,
     GROUPS,
     episodes_source,
     experiment_filter,
     group_expr,
+    group_totals_sql,
+    total_parts_sql,
 )
 
 UNIT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -98,10 +102,14 @@ def summary_scan(store: StoreConnection, by: list[str], *, experiment: list[str]
                                     f"{tag}_tasks")
     con = store.con
     try:
+        # per unit: the keys and the partial totals, in one scan grouping by unit (a few
+        # thousand rows; no join per episode)
         con.execute(f"""
             CREATE TEMP TABLE {units} AS
             SELECT e.*, {keys}, {GROUPS['agent'][0]} AS agent_k
-            FROM (SELECT DISTINCT {', '.join(ucols)} FROM episodes e {where}) e
+            FROM (SELECT {', '.join(ucols)}, {total_parts_sql()}
+                  FROM {episodes_source(outcome)} {where}
+                  GROUP BY {', '.join(ucols)}) e
             LEFT JOIN experiments x USING (experiment_id)""", params)
         con.execute(f"""
             CREATE TEMP TABLE {groups} AS
@@ -127,23 +135,31 @@ def summary_scan(store: StoreConnection, by: list[str], *, experiment: list[str]
                                     "HAVING count(DISTINCT a) > 1 LIMIT 1").fetchall()
         sets = ("u.g, u.a, tk.t" if one_agent
                 else "GROUPING SETS ((u.g, u.a, tk.t), (u.g, tk.t))")
+        # the episodes aggregated per (unit, task) first, then those rows (one per
+        # experiment and task: 5x fewer than episodes at 5.5 attempts) joined to their
+        # numbers: the joins per episode were most of the scan's time (each aggregate
+        # costs ~10 ns an episode here: only those the analysis reads)
+        pcols = ucols + ([] if "task_id" in ucols else ["task_id"])
         cells = con.execute(f"""
             SELECT grouping(u.a)::INTEGER AS lvl, u.g, coalesce(u.a, -1) AS a, tk.t,
-                   count(*)::INTEGER AS n_all,
-                   count(e.success)::INTEGER AS n,
-                   count(*) FILTER (WHERE e.success)::INTEGER AS c,
-                   count(e.reward)::INTEGER AS rn, sum(e.reward) AS rs,
-                   sum(e.reward * e.reward) AS rq, min(e.reward) AS rlo,
-                   max(e.reward) AS rhi,
-                   count(e.cost_usd)::INTEGER AS cn, sum(e.cost_usd) AS cs,
-                   coalesce(sum(e.cost_usd) FILTER (WHERE e.success IS NOT NULL), 0) AS co,
-                   count(*) FILTER (WHERE e.success AND e.cost_usd IS NOT NULL)::INTEGER
-                       AS cc
-            FROM {episodes_source(outcome)}
-            JOIN {units} u ON {_same(ucols, 'e', 'u')}
-            JOIN {tasks} tk ON e.task_id IS NOT DISTINCT FROM tk.task_id
-            {where}
-            GROUP BY {sets} ORDER BY lvl, u.g, a, tk.t""", params).fetchnumpy()
+                   sum(p.n)::INTEGER AS n, coalesce(sum(p.c), 0)::INTEGER AS c,
+                   sum(p.rn)::INTEGER AS rn, sum(p.rs) AS rs,
+                   sum(p.rq) AS rq, min(p.rlo) AS rlo, max(p.rhi) AS rhi,
+                   sum(p.cn)::INTEGER AS cn, sum(p.cs) AS cs,
+                   coalesce(sum(p.co), 0) AS co, coalesce(sum(p.cc), 0)::INTEGER AS cc
+            FROM (SELECT {', '.join(pcols)},
+                         count(e.success) AS n, sum(e.success::INTEGER) AS c,
+                         count(e.reward) AS rn, sum(e.reward) AS rs,
+                         sum(e.reward * e.reward) AS rq, min(e.reward) AS rlo,
+                         max(e.reward) AS rhi,
+                         count(e.cost_usd) AS cn, sum(e.cost_usd) AS cs,
+                         sum(CASE WHEN e.success IS NOT NULL THEN e.cost_usd END) AS co,
+                         sum((e.success AND e.cost_usd IS NOT NULL)::INTEGER) AS cc
+                  FROM {episodes_source(outcome)} {where}
+                  GROUP BY {', '.join(pcols)}) p
+            JOIN {units} u ON {_same(ucols, 'p', 'u')}
+            JOIN {tasks} tk ON p.task_id IS NOT DISTINCT FROM tk.task_id
+            GROUP BY {sets}""", params).fetchnumpy()
         group_keys = con.execute(
             f"SELECT {', '.join(ks)} FROM {groups} ORDER BY g").fetchall()
         null_task = con.execute(
@@ -158,14 +174,8 @@ def summary_scan(store: StoreConnection, by: list[str], *, experiment: list[str]
             FROM {units} e LEFT JOIN experiments x USING (experiment_id)
             GROUP BY g, {", ".join(k for _, k, _ in exprs)}""")}
         sums = store.query(f"""
-            SELECT u.g,
-              count(*) AS episodes,
-              {_OUTCOME_COUNTS},
-              {_USAGE_AGGREGATES}
-            FROM {episodes_source(outcome)}
-            JOIN {units} u ON {_same(ucols, 'e', 'u')}
-            {where}
-            GROUP BY u.g""", params)
+            SELECT u.g, {group_totals_sql('u')}
+            FROM {units} u GROUP BY u.g""")
         members = store.query(f"""
             SELECT DISTINCT {', '.join(ks)}, experiment_id FROM {units} ORDER BY ALL""")
     finally:
@@ -191,10 +201,6 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
         agent_level = task_level = data
     g = agent_level["g"].astype(np.int64)
     t = agent_level["t"].astype(np.int64)
-    key_cols = [np.empty(len(group_keys), dtype=object) for _ in range(n_keys)]
-    for j, kt in enumerate(group_keys):
-        for i in range(n_keys):
-            key_cols[i][j] = kt[i]
     # distinct (non-null) tasks per group: the task-level rows are one per (group, task)
     tg = task_level["g"].astype(np.int64)
     tt = task_level["t"].astype(np.int64)
@@ -215,19 +221,22 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
     # by display names, as summary_totals (ties, one name for two keys: by key)
     totals.sort(key=lambda r: tuple((r[f"{c}{i}"] is None, str(r[f"{c}{i}"] or ""))
                                     for c in "gk" for i in range(n_keys)))
+    # groups as numbers (g, in key order) with their keys, agents and tasks as numbers
+    # (the analysis counts them): no Python object per cell
+    first = [k[0] for k in group_keys]
     known = agent_level["n"] > 0
-    # agents as numbers: the analysis only counts them per group
-    outcomes = {"k": key_cols[0][g[known]], "agent_k": agent_level["a"][known],
+    outcomes = {"g": g[known], "group_keys": first, "agent_k": agent_level["a"][known],
                 "task": t[known], "n": agent_level["n"][known].astype(np.int64),
                 "c": agent_level["c"][known].astype(np.int64)}
     rk = task_level["rn"] > 0
-    rewards: dict[str, Any] = {f"k{i}": key_cols[i][tg[rk]] for i in range(n_keys)}
+    rewards: dict[str, Any] = {"g": tg[rk], "group_keys": list(group_keys)}
     rewards.update(task=tt[rk], n=task_level["rn"][rk].astype(np.int64),
                    s=task_level["rs"][rk].astype(float), q=task_level["rq"][rk].astype(float),
                    lo=task_level["rlo"][rk].astype(float),
                    hi=task_level["rhi"][rk].astype(float))
     ck = task_level["cn"] > 0
-    costs = {"k": key_cols[0][tg[ck]], "task": tt[ck], "cost": task_level["cs"][ck].astype(float),
+    costs = {"g": tg[ck], "group_keys": first, "task": tt[ck],
+             "cost": task_level["cs"][ck].astype(float),
              "n": task_level["cn"][ck].astype(np.int64),
              "cost_o": task_level["co"][ck].astype(float),
              "s": task_level["cc"][ck].astype(np.int64)}
