@@ -56,6 +56,21 @@ UNIT_COLUMNS: dict[str, tuple[str, ...]] = {
 
 _counter = itertools.count()
 
+_CELL_AGGREGATES = """count(e.success)::INTEGER AS n,
+                   coalesce(sum(e.success::INTEGER), 0)::INTEGER AS c,
+                   count(e.reward)::INTEGER AS rn, sum(e.reward) AS rs,
+                   sum(e.reward * e.reward) AS rq, min(e.reward) AS rlo,
+                   max(e.reward) AS rhi,
+                   count(e.cost_usd)::INTEGER AS cn, sum(e.cost_usd) AS cs,
+                   coalesce(sum(e.cost_usd) FILTER (WHERE e.success IS NOT NULL), 0) AS co,
+                   coalesce(sum((e.success AND e.cost_usd IS NOT NULL)::INTEGER), 0)::INTEGER
+                       AS cc"""
+"""Per cell (episodes ``e`` of one group, agent and task): outcomes known ``n`` and
+successes ``c`` (pass@k, clustered success rate), rewards known, their sum, sum of
+squares, least and largest (mean reward interval), known costs, their sum, the cost of
+episodes with a known outcome and the successes with a known cost (cost intervals).
+Only what the analysis reads: each aggregate costs ~15 ns an episode here."""
+
 
 @dataclass
 class SummaryScan:
@@ -129,37 +144,37 @@ def summary_scan(store: StoreConnection, by: list[str], *, experiment: list[str]
             SELECT u.*, gr.g, ag.a FROM {units} u
             JOIN {groups} gr ON {_same(ks, 'u', 'gr')}
             JOIN {agents} ag ON u.agent_k IS NOT DISTINCT FROM ag.agent_k""")
-        # a group holding several agents (by benchmark ...) also gets its (group, task)
-        # sums in one pass, as the per-query functions summed them
         one_agent = not con.execute(f"SELECT 1 FROM {units} GROUP BY g "
                                     "HAVING count(DISTINCT a) > 1 LIMIT 1").fetchall()
-        sets = ("u.g, u.a, tk.t" if one_agent
-                else "GROUPING SETS ((u.g, u.a, tk.t), (u.g, tk.t))")
-        # the episodes aggregated per (unit, task) first, then those rows (one per
-        # experiment and task: 5x fewer than episodes at 5.5 attempts) joined to their
-        # numbers: the joins per episode were most of the scan's time (each aggregate
-        # costs ~10 ns an episode here: only those the analysis reads)
-        pcols = ucols + ([] if "task_id" in ucols else ["task_id"])
-        cells = con.execute(f"""
-            SELECT grouping(u.a)::INTEGER AS lvl, u.g, coalesce(u.a, -1) AS a, tk.t,
-                   sum(p.n)::INTEGER AS n, coalesce(sum(p.c), 0)::INTEGER AS c,
-                   sum(p.rn)::INTEGER AS rn, sum(p.rs) AS rs,
-                   sum(p.rq) AS rq, min(p.rlo) AS rlo, max(p.rhi) AS rhi,
-                   sum(p.cn)::INTEGER AS cn, sum(p.cs) AS cs,
-                   coalesce(sum(p.co), 0) AS co, coalesce(sum(p.cc), 0)::INTEGER AS cc
-            FROM (SELECT {', '.join(pcols)},
-                         count(e.success) AS n, sum(e.success::INTEGER) AS c,
-                         count(e.reward) AS rn, sum(e.reward) AS rs,
-                         sum(e.reward * e.reward) AS rq, min(e.reward) AS rlo,
-                         max(e.reward) AS rhi,
-                         count(e.cost_usd) AS cn, sum(e.cost_usd) AS cs,
-                         sum(CASE WHEN e.success IS NOT NULL THEN e.cost_usd END) AS co,
-                         sum((e.success AND e.cost_usd IS NOT NULL)::INTEGER) AS cc
-                  FROM {episodes_source(outcome)} {where}
-                  GROUP BY {', '.join(pcols)}) p
-            JOIN {units} u ON {_same(ucols, 'p', 'u')}
-            JOIN {tasks} tk ON p.task_id IS NOT DISTINCT FROM tk.task_id
-            GROUP BY {sets}""", params).fetchnumpy()
+        n_tasks = max(1, int(con.execute(f"SELECT count(*) FROM {tasks}").fetchall()[0][0]))
+        joins = f"""FROM {episodes_source(outcome)}
+            JOIN {units} u ON {_same(ucols, 'e', 'u')}
+            JOIN {tasks} tk ON e.task_id IS NOT DISTINCT FROM tk.task_id
+            {where}"""
+        if one_agent:
+            # one integer key per (group, task) (a group's agent is its units'): hashing
+            # one BIGINT per episode instead of three numbers or two strings; at 100M
+            # episodes, 10M groups: a first aggregation per (experiment, task) strings
+            # cost 3x more, and the ORDER BY of 10M rows was dropped (any order will do)
+            cells = con.execute(f"""
+                SELECT (u.g::BIGINT * {n_tasks} + tk.t) AS key, {_CELL_AGGREGATES}
+                {joins} GROUP BY key""", params).fetchnumpy()
+            key = np.ma.getdata(cells.pop("key")).astype(np.int64)
+            pairs = con.execute(f"SELECT DISTINCT g, a FROM {units}").fetchall()
+            agent_of = np.zeros(max((p[0] for p in pairs), default=0) + 1, dtype=np.int64)
+            for g_, a_ in pairs:
+                agent_of[g_] = a_
+            g = key // n_tasks
+            cells.update(lvl=np.zeros(key.size, dtype=np.int32), g=g, t=key % n_tasks,
+                         a=agent_of[g])
+        else:
+            # a group holding several agents (by benchmark ...) also gets its (group,
+            # task) sums in one pass, as the per-query functions summed them
+            cells = con.execute(f"""
+                SELECT grouping(u.a)::INTEGER AS lvl, u.g, coalesce(u.a, -1) AS a, tk.t,
+                       {_CELL_AGGREGATES}
+                {joins} GROUP BY GROUPING SETS ((u.g, u.a, tk.t), (u.g, tk.t))""",
+                                params).fetchnumpy()
         group_keys = con.execute(
             f"SELECT {', '.join(ks)} FROM {groups} ORDER BY g").fetchall()
         null_task = con.execute(
