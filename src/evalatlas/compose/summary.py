@@ -116,7 +116,7 @@ def summary_of(
     """The summary of the selected experiments (see the module docstring); the result of
     :func:`evalatlas.summary` and the rows of the report's leaderboard."""
     groups = list(by)
-    catalog = experiment_catalog(store)
+    catalog = experiment_catalog(store, tasks=False)  # run status, blocks: no task count
     # names people type -> experiment ids, by the one matcher (evalatlas.selectors)
     ids = experiments_of(store, experiment=experiment, agent=agent, benchmark=benchmark)
     blocks = groups == ["agent"] and _benchmark_blocks(catalog, ids)
