@@ -94,12 +94,16 @@ def group_rows(
         gk = tuple(r[f"k{i}"] for i in range(n_keys))
         by_kind.setdefault(gk, {})[r["kind"]] = int(r["n"])
     out = []
+    named_sizes: dict[Any, int | None] = {}
     for r in totals:
         gk = tuple(r[f"k{i}"] for i in range(n_keys))
         n, s, known = int(r["episodes"]), int(r["successes"]), int(r["outcome_known"])
         # the experiments' n_tasks, or the names table's size of the benchmark (larger wins:
         # an adapter that can only count what it saw must not hide missing tasks)
-        known_size = benchmark_tasks(r.get("benchmark_name"))
+        name = r.get("benchmark_name")
+        if name not in named_sizes:  # a few benchmarks, thousands of groups
+            named_sizes[name] = benchmark_tasks(name)
+        known_size = named_sizes[name]
         sizes = [int(v) for v in (r.get("benchmark_tasks"), known_size) if v]
         total = max(sizes) if sizes else None
         n_missing = max(0, total - int(r["tasks"])) if total else 0

@@ -214,11 +214,11 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
         task_level = {c: v[lvl == 1] for c, v in data.items()}
     else:
         agent_level = task_level = data
-    g = agent_level["g"].astype(np.int64)
-    t = agent_level["t"].astype(np.int64)
+    g = agent_level["g"].astype(np.int64, copy=False)
+    t = agent_level["t"].astype(np.int64, copy=False)
     # distinct (non-null) tasks per group: the task-level rows are one per (group, task)
-    tg = task_level["g"].astype(np.int64)
-    tt = task_level["t"].astype(np.int64)
+    tg = task_level["g"].astype(np.int64, copy=False)
+    tt = task_level["t"].astype(np.int64, copy=False)
     named = tt != null_task if null_task is not None else np.ones(tt.size, dtype=bool)
     task_count = np.bincount(tg[named], minlength=len(group_keys))
     totals = []
@@ -239,21 +239,25 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
     # groups as numbers (g, in key order) with their keys, agents and tasks as numbers
     # (the analysis counts them): no Python object per cell
     first = [k[0] for k in group_keys]
+
+    def keep(values: np.ndarray, mask: np.ndarray, dtype: type) -> np.ndarray:
+        # no copy when every row is kept (10M cells at 100M episodes)
+        return (values if mask.all() else values[mask]).astype(dtype, copy=False)
+
     known = agent_level["n"] > 0
-    outcomes = {"g": g[known], "group_keys": first, "agent_k": agent_level["a"][known],
-                "task": t[known], "n": agent_level["n"][known].astype(np.int64),
-                "c": agent_level["c"][known].astype(np.int64)}
+    outcomes = {"g": keep(g, known, np.int64), "group_keys": first,
+                "agent_k": keep(agent_level["a"], known, np.int64),
+                "task": keep(t, known, np.int64), "n": keep(agent_level["n"], known, np.int64),
+                "c": keep(agent_level["c"], known, np.int64)}
     rk = task_level["rn"] > 0
-    rewards: dict[str, Any] = {"g": tg[rk], "group_keys": list(group_keys)}
-    rewards.update(task=tt[rk], n=task_level["rn"][rk].astype(np.int64),
-                   s=task_level["rs"][rk].astype(float), q=task_level["rq"][rk].astype(float),
-                   lo=task_level["rlo"][rk].astype(float),
-                   hi=task_level["rhi"][rk].astype(float))
+    rewards: dict[str, Any] = {"g": keep(tg, rk, np.int64), "group_keys": list(group_keys)}
+    rewards.update(task=keep(tt, rk, np.int64), n=keep(task_level["rn"], rk, np.int64),
+                   s=keep(task_level["rs"], rk, float), q=keep(task_level["rq"], rk, float),
+                   lo=keep(task_level["rlo"], rk, float), hi=keep(task_level["rhi"], rk, float))
     ck = task_level["cn"] > 0
-    costs = {"g": tg[ck], "group_keys": first, "task": tt[ck],
-             "cost": task_level["cs"][ck].astype(float),
-             "n": task_level["cn"][ck].astype(np.int64),
-             "cost_o": task_level["co"][ck].astype(float),
-             "s": task_level["cc"][ck].astype(np.int64)}
+    costs = {"g": keep(tg, ck, np.int64), "group_keys": first, "task": keep(tt, ck, np.int64),
+             "cost": keep(task_level["cs"], ck, float), "n": keep(task_level["cn"], ck, np.int64),
+             "cost_o": keep(task_level["co"], ck, float),
+             "s": keep(task_level["cc"], ck, np.int64)}
     return SummaryScan(totals=totals, rewards=rewards, outcomes=outcomes, costs=costs,
                        members=members)
