@@ -336,10 +336,10 @@ def outcome_rows(
                                      "(see --by agent)")
         else:
             for k, (at_k, hat_k) in passes.items():
-                if at_k[i] is not None:
-                    row["pass_at_k"][str(k)] = _over_tasks(at_k[i], int(tasks_per_group[i]))
-                    row["pass_hat_k"][str(k)] = _over_tasks(hat_k[i],
-                                                            int(tasks_per_group[i]))
+                at, hat = at_k[i], hat_k[i]
+                if at is not None and hat is not None:
+                    row["pass_at_k"][str(k)] = _over_tasks(at, int(tasks_per_group[i]))
+                    row["pass_hat_k"][str(k)] = _over_tasks(hat, int(tasks_per_group[i]))
         rows.append(row)
     rows.sort(key=lambda r: (str(r[by]), r.get("agent_id") or ""))
     return rows

@@ -80,7 +80,7 @@ def wilson_effective_n(p: float, n_eff: float, z: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _wilson(p: np.ndarray, n_eff: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _wilson(p: Any, n_eff: Any, z: Any) -> tuple[np.ndarray, np.ndarray]:
     """:func:`wilson_effective_n` on arrays (no checks): the one formula."""
     with np.errstate(divide="ignore", invalid="ignore"):
         denom = 1 + z * z / n_eff
@@ -174,7 +174,8 @@ def bounded_mean_interval(
     q = np.clip((arr - lower) / width, 0.0, 1.0)
     p = float(q.mean())
     binary = bool(np.all((q == 0.0) | (q == 1.0)))
-    se = clustered_standard_error(q, labels) if units >= 2 else math.nan
+    se = (clustered_standard_error(q, labels) if units >= 2 and labels is not None
+          else math.nan)
     lo, hi, why = _decide(np.array([p]), np.array([n]), np.array([units]),
                           np.array([binary]), np.array([bool(np.all(q == q[0]))]),
                           np.array([se]), clustered=True, confidence=confidence)
