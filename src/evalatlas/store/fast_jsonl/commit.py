@@ -10,8 +10,10 @@ would go to the write-ahead log first and be compressed at the next checkpoint
 input (longer rows commit chunk by chunk). If writing a group fails, it is rolled back
 and its chunks take the exact path.
 
-``_fast_seen`` holds a hash and line per episode key already taken by this file, so a
-duplicate in a later chunk is found without keeping every key in Python.
+``_fast_seen`` holds a hash and line per episode key already taken by this file (the
+exact path names the earlier line from it); the same hashes in sorted numpy blocks
+(:mod:`.seen`) give the fast duplicate check of each chunk in O(chunk log n), where a
+join against ``_fast_seen`` cost O(n) per chunk. Neither keeps every key in Python.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from evalatlas import interrupts
 from evalatlas.pricing import Pricing
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.db import StoreConnection
+from evalatlas.store.fast_jsonl.seen import SeenHashes
 from evalatlas.store.fast_jsonl.sql import key_hash, sql_str
 from evalatlas.store.fast_jsonl.state import Group, GroupLost, NotClean, Prepared
 
@@ -37,6 +40,7 @@ class Committer:
     con: duckdb.DuckDBPyConnection
     source: str
     group: Group | None
+    seen: SeenHashes
     _replaces: bool
 
     def insert(self, prep: Prepared, batch_id: int) -> None:
@@ -49,15 +53,12 @@ class Committer:
         Why the write waits for the group's last chunk: a transaction sees only the
         tables committed before it began, and the preparing threads create each chunk's
         table while the one before is being written."""
-        rows = prep.table
-        assert rows is not None
+        assert prep.table is not None and prep.hashes is not None
         group = self.group
-        earlier = " UNION ALL ".join(["SELECT h FROM _fast_seen", *(
-            f"SELECT _h FROM {p.table}" for p in (group.preps if group else ()))])
-        dup = self.con.execute(f"SELECT count(*) FROM {rows} s JOIN ({earlier}) f(h) "
-                               "ON s._h = f.h").fetchall()[0][0]
+        dup = self.seen.count(prep.hashes)  # this input's keys so far, the open group's too
         if dup:
             raise NotClean(f"duplicate trajectory_id with an earlier chunk: {dup}")
+        self.seen.add(prep.hashes)
         if group is None:
             group = self.group = Group(batch_id)
         group.preps.append(prep)
@@ -170,5 +171,8 @@ class Committer:
         try:
             self.con.execute(f"INSERT INTO _fast_seen SELECT {key_hash()}, "
                              "line FROM _fast_keys")
+            hashes = self.con.execute(f"SELECT {key_hash()} AS h FROM _fast_keys"
+                                      ).fetchnumpy()["h"]
         finally:
             self.con.unregister("_fast_keys")
+        self.seen.add(hashes)

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
+import numpy as np
 
 import evalatlas.store.fast_jsonl.contract as c
 import evalatlas.store.fast_jsonl.sql as sql
@@ -140,6 +141,7 @@ class Preparer:
                 lines = ", ".join(str(chunk.first_line - 1 + i) for i in vouched)
                 cur.execute(f"DELETE FROM {rows} WHERE _line IN ({lines})")
             n, unpriced = self._check(rows, src)
+            hashes = cur.execute(f"SELECT _h FROM {rows}").fetchnumpy()["_h"]
         except duckdb.Error as exc:
             cur.execute(f"DROP TABLE IF EXISTS {rows}")
             raise NotClean(f"DuckDB could not read it as clean records: {exc}") from exc
@@ -148,7 +150,8 @@ class Preparer:
             raise
         finally:
             validating.exception()
-        return Prepared(chunk, table=rows, other_lines=other_lines, n=n, unpriced=unpriced)
+        return Prepared(chunk, table=rows, other_lines=other_lines, n=n, unpriced=unpriced,
+                        hashes=np.asarray(hashes, dtype=np.uint64))
 
     def _stage(self, rows: str, source: str) -> None:
         """Create ``rows``: the episodes rows of the typed read ``source``, with

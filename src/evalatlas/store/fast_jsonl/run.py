@@ -28,6 +28,7 @@ from evalatlas.records.limits import current as current_limits
 from evalatlas.store.db import DEFAULT_MEMORY_LIMIT, ENV_MEMORY, StoreConnection
 from evalatlas.store.fast_jsonl.commit import Committer
 from evalatlas.store.fast_jsonl.prepare import Preparer
+from evalatlas.store.fast_jsonl.seen import SeenHashes
 from evalatlas.store.fast_jsonl.sql import SET_AT_COMMIT, sql_str
 from evalatlas.store.fast_jsonl.staging import SCRATCH, chunk_dir, scratch_instance
 from evalatlas.store.fast_jsonl.state import Group, Prepared
@@ -80,6 +81,7 @@ class FastJsonl(Preparer, Committer):
         if self._own_memory_limit:
             self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
         self.con.execute("CREATE OR REPLACE TEMP TABLE _fast_seen (h UBIGINT, line BIGINT)")
+        self.seen = SeenHashes()  # the same keys' hashes, for the fast duplicate check
         # Chunks of one file never share a key (see commit), so only episodes stored
         # before this file can be replaced: with none, no chunk scans the table for them.
         # On a lake that other processes write, they may store episodes meanwhile.

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from evalatlas.adapters.jsonl_stream import Chunk
 
 
@@ -25,7 +27,8 @@ class GroupLost(Exception):
 class Prepared:
     """One chunk after the worker's steps 1 and 2: staged rows, or why it needs the exact
     path. ``other_lines``: experiment records and measurements (1-based within the
-    chunk), which the exact path parses."""
+    chunk), which the exact path parses; ``hashes``: the staged rows' key hashes (for
+    the cross-chunk duplicate check, :mod:`.seen`)."""
 
     chunk: Chunk
     table: str | None = None
@@ -33,6 +36,7 @@ class Prepared:
     other_lines: list[int] = field(default_factory=list)
     n: int = 0
     unpriced: bool = True
+    hashes: np.ndarray | None = None
 
 
 @dataclass
