@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from evalatlas.store.fast_jsonl import seen as seen_module
 from evalatlas.store.fast_jsonl.seen import SeenHashes
 
 
@@ -39,3 +40,15 @@ def test_blocks_stay_logarithmic() -> None:
         assert seen.n_blocks == bin(i).count("1")
     assert len(seen) == 100_000
     assert seen.count(np.array([1000, 100_999, 101_000, 999], dtype=np.uint64)) == 2
+
+
+def test_blocks_stop_merging_at_the_cap(monkeypatch) -> None:
+    """Past MAX_MERGED hashes blocks are kept apart (a merge holds both and their union
+    at once); lookups still find every hash."""
+    monkeypatch.setattr(seen_module, "MAX_MERGED", 4000)
+    seen = SeenHashes()
+    for i in range(20):
+        seen.add(np.arange(i * 1000, i * 1000 + 1000, dtype=np.uint64))
+        assert max(b.size for b in seen._blocks) <= 4000
+    assert seen.n_blocks >= 5
+    assert seen.count(np.arange(0, 21_000, 500, dtype=np.uint64)) == 40

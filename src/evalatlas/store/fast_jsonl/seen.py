@@ -6,11 +6,12 @@ path still uses to name the earlier line): that join costs O(keys seen) per chun
 O(n^2) over a file; measured ~0.2 s CPU per 61,440-line chunk once 10M keys were seen
 (duckdb 1.5.5, loaded machine), on the committing thread. Here the hashes are kept in
 sorted numpy blocks that merge like a binary counter (a block merges into the one before
-it while that one is not larger), so there are at most ~log2(n / chunk) blocks: a chunk's
+it while that one is not larger, up to :data:`MAX_MERGED` hashes), so there are at most
+~log2(n / chunk) + n / MAX_MERGED blocks: a chunk's
 check is a sorted search in each (~14 ms for 61,440 keys against 10M, same machine), and
 each key is merged ~log2(n / chunk) times, by a stable sort of two sorted runs (a linear
-merge, in place), at 8 bytes a key (80 MB at 10M keys; up to twice that for the moment
-of the largest merge).
+merge, in place), at 8 bytes a key (80 MB at 10M keys; a merge briefly holds up to
+:data:`MAX_MERGED` x 16 bytes more).
 
 A false positive (a hash collision, or the keys of a group whose write was rolled back)
 only sends a chunk to the exact path, which decides with the stored keys; there is no
@@ -30,6 +31,14 @@ def _dedupe_sorted(x: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(x[1:], x[:-1], out=keep[1:])
     return x if keep.all() else x[keep]
+
+
+MAX_MERGED = 1 << 22
+"""Blocks are not merged beyond this many hashes (32 MB): a merge holds both blocks and
+their union at once, which uncapped would be ~160 MB (8M keys) near the end of a
+10M-episode file, where the ingest's memory peaks anyway (peak RSS measured 1,156 MB at
+10M episodes with uncapped merges, close to the 1.2 GB bound). At 10M keys this leaves
+~3 full blocks plus the binary counter's smaller ones to search."""
 
 
 class SeenHashes:
@@ -65,7 +74,8 @@ class SeenHashes:
         if h.size == 0:
             return
         self._blocks.append(h)
-        while len(self._blocks) > 1 and self._blocks[-2].size <= self._blocks[-1].size:
+        while (len(self._blocks) > 1 and self._blocks[-2].size <= self._blocks[-1].size
+               and self._blocks[-2].size + self._blocks[-1].size <= MAX_MERGED):
             last = self._blocks.pop()
             both = np.concatenate([self._blocks[-1], last])
             self._blocks[-1] = both  # the old block is freed before the sort
