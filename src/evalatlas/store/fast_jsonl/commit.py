@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 
 import duckdb
+import numpy as np
 
 from evalatlas import interrupts
 from evalatlas.pricing import Pricing
@@ -175,4 +176,4 @@ class Committer:
                                       ).fetchnumpy()["h"]
         finally:
             self.con.unregister("_fast_keys")
-        self.seen.add(hashes)
+        self.seen.add(np.asarray(hashes, dtype=np.uint64))
