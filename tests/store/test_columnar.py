@@ -15,7 +15,7 @@ from evalatlas.records import validate
 from evalatlas.records.models import EpisodeRecord
 from evalatlas.store import db as store_db
 from evalatlas.store import ingest as ingest_mod
-from evalatlas.store.columnar import arrow_table, batch_problems
+from evalatlas.store.columnar import arrow_rows, batch_problems
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 from evalatlas.store.rows import _EPISODE_CELLS, _j, episode_row
@@ -115,7 +115,7 @@ def test_every_fixture_folder_stores_what_the_exact_path_stores(
     with monkeypatch.context() as m:
         m.setattr(validate, "strict_episode", lambda data: None)  # always validate
         m.setattr(ingest_mod, "SMALL_BATCH", 10**9)  # row tuples, checked one by one
-        m.setattr(ingest_mod, "arrow_table", None)  # (never called)
+        m.setattr(ingest_mod, "arrow_rows", None)  # (never called)
         for folder in folders:
             exact = _ingest(tmp_path / f"x-{folder.name}.duckdb", folder)
             assert columnar[folder.name] == exact, folder.name
@@ -134,11 +134,16 @@ def test_a_value_no_column_holds_fails_the_conversion_and_is_named() -> None:
     eps = [_episode(0), _episode(1, seed=2**63), _episode(2, error_message="bad \ud800"),
            _episode(3, tool_names=["ok", "\udc00"]), _episode(4, attempt=2**31)]
     cols = episode_columns(eps, ["f"] * len(eps), 1)
+    rows = list(zip(*cols.values(), strict=True))
     with StoreConnection(":memory:") as store:
-        assert arrow_table(store.arrow_schema("episodes", EPISODE_COLUMNS), cols) is None
-        fine = episode_columns(eps[:1], ["f"], 1)
-        table = arrow_table(store.arrow_schema("episodes", EPISODE_COLUMNS), fine)
+        schema = store.arrow_schema("episodes", EPISODE_COLUMNS)
+        for i, row in enumerate(rows):  # each bad row alone fails the one conversion
+            assert (arrow_rows(schema, [row]) is None) == (i > 0), i
+        assert arrow_rows(schema, rows) is None
+        table = arrow_rows(schema, rows[:1])
         assert table is not None and table.num_rows == 1
+        assert table.schema == schema and table.to_pylist()[0] == dict(
+            zip(EPISODE_COLUMNS, rows[0], strict=True))
     bad = batch_problems("episodes", cols)
     assert sorted(bad) == [1, 2, 3, 4]
     assert bad[1][0] == "seed" and "does not fit the store's BIGINT" in bad[1][1]

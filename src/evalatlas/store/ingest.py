@@ -36,7 +36,7 @@ from evalatlas.records.overrides import Overrides, apply_overrides
 from evalatlas.records.redact import redact_text
 from evalatlas.results import ResultViews
 from evalatlas.safe_write import errno_in_text, reason
-from evalatlas.store.columnar import arrow_table, batch_problems, without_rows
+from evalatlas.store.columnar import arrow_rows, batch_problems, with_agent_models, without_rows
 from evalatlas.store.db import SMALL_BATCH, StoreConnection
 from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, GroupLost, NotClean, Prepared
 from evalatlas.store.rows import (
@@ -224,14 +224,14 @@ class _Batch:
         if not self.episodes:
             return []
         keys = list(self.episodes)
+        if len(keys) > SMALL_BATCH:
+            table = arrow_rows(self.store.arrow_schema("episodes", EPISODE_COLUMNS),
+                               list(self.episodes.values()))
+            if table is not None:
+                return with_agent_models(table, self.experiments)
         columns = fill_agent_models(
             dict(zip(EPISODE_COLUMNS, map(list, zip(*self.episodes.values(), strict=True)),
                      strict=True)), self.experiments)
-        if len(keys) > SMALL_BATCH:
-            table = arrow_table(self.store.arrow_schema("episodes", EPISODE_COLUMNS),
-                                columns)
-            if table is not None:
-                return table
         bad = batch_problems("episodes", columns)
         for i, (field_, why) in sorted(bad.items()):
             p = Problem(columns["source_file"][i], why, field=field_,

@@ -140,11 +140,12 @@ _LLM_MODEL = EPISODE_COLUMNS.index("llm_model")
 _EXP_LLM_MODEL = EXPERIMENT_COLUMNS.index("llm_model")
 
 
-def fill_agent_models(columns: dict[str, list[Any]],
-                      experiments: dict[str, tuple]) -> dict[str, list[Any]]:
-    """``columns`` (an episodes batch, column -> values) with ``llm_model`` set to the
-    experiment agent's model wherever the episode names no model of its own and its
-    experiment is among ``experiments`` (id -> :func:`experiment_row`).
+def agent_models(usage_models: list[str | None], experiment_ids: list[str],
+                 experiments: dict[str, tuple]) -> list[str | None] | None:
+    """The ``llm_model`` of each episode of a batch (its usage model and experiment id,
+    in order) where its experiment is among the batch's ``experiments`` (id ->
+    :func:`experiment_row`): its own usage model, else that experiment agent's model;
+    None when the batch has no experiment (nothing to fill).
 
     The same rule as the batch's completion step (:func:`evalatlas.store.costs.complete_batch`,
     the one definition: "the usage model, else the experiment agent's"), applied before
@@ -154,11 +155,19 @@ def fill_agent_models(columns: dict[str, list[Any]],
     experiment is stored already, or arrives in a later batch, are still filled by
     that step."""
     if not experiments:
-        return columns
+        return None
     models = {eid: row[_EXP_LLM_MODEL] for eid, row in experiments.items()}
-    own = columns["usage_model"]
-    columns["llm_model"] = [m if m is not None else models.get(e)
-                            for m, e in zip(own, columns["experiment_id"], strict=True)]
+    return [m if m is not None else models.get(e)
+            for m, e in zip(usage_models, experiment_ids, strict=True)]
+
+
+def fill_agent_models(columns: dict[str, list[Any]],
+                      experiments: dict[str, tuple]) -> dict[str, list[Any]]:
+    """``columns`` (an episodes batch, column -> values) with ``llm_model`` filled by
+    :func:`agent_models`."""
+    filled = agent_models(columns["usage_model"], columns["experiment_id"], experiments)
+    if filled is not None:
+        columns["llm_model"] = filled
     return columns
 
 
