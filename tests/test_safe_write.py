@@ -219,3 +219,14 @@ def test_permission_denied_as_an_unprivileged_user(as_nobody) -> None:  # type: 
     assert out.stdout.strip() == (f"cannot write {locked / 'x.txt'}: permission denied "
                                   f"(folder {locked})")
     assert list(locked.iterdir()) == []
+
+
+def test_process_alive_is_false_only_for_a_process_known_to_be_gone() -> None:
+    """The one liveness check of every sweep: a finished child is gone; this process,
+    pid 0 and negative pids (which would probe process groups) count as alive."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    assert safe_write.process_alive(child.pid) is False
+    assert safe_write.process_alive(os.getpid()) is True
+    assert safe_write.process_alive(0) is True
+    assert safe_write.process_alive(-1) is True

@@ -192,7 +192,7 @@ def sweep_temp_files(folder: str | os.PathLike[str]) -> list[Path]:
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
             m = _TEMP.match(entry.name)
-            if m is None or _alive(int(m.group(1))):
+            if m is None or process_alive(int(m.group(1))):
                 continue
             with contextlib.suppress(OSError):
                 if entry.is_file(follow_symlinks=False):
@@ -201,7 +201,12 @@ def sweep_temp_files(folder: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be running, for sweeping the leftovers of dead
+    processes (temp folders named after their pid). When unsure, alive: a pid of 0 or
+    less (0 would probe our own process group), Windows (no signal 0), another user's
+    process (``EPERM``). The one check, used by every sweep (safe_write's temp files,
+    the fast JSONL path's chunk folders, serve's per-server spool folders)."""
     if pid <= 0 or os.name == "nt":
         return True
     try:

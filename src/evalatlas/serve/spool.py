@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalatlas.errors import EvalAtlasError
+from evalatlas.safe_write import process_alive
 
 DEFAULT_NAME = "submission.jsonl"
 
@@ -189,17 +190,7 @@ def server_spool(shared: Path) -> Path:
     shared.mkdir(mode=0o700, exist_ok=True)
     for entry in shared.iterdir():
         pid = entry.name.removeprefix("server-")
-        if entry.name.startswith("server-") and pid.isdigit() and not _alive(int(pid)) \
+        if entry.name.startswith("server-") and pid.isdigit() and not process_alive(int(pid)) \
                 and entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
     return shared / f"server-{os.getpid()}"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True

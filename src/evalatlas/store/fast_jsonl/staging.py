@@ -21,6 +21,8 @@ import tempfile
 
 import duckdb
 
+from evalatlas.safe_write import process_alive
+
 SCRATCH = "evalatlas_fast"
 """In-memory database attached to the store's DuckDB instance: staged chunks live there."""
 
@@ -54,23 +56,11 @@ def remove_stale_chunk_dirs(root: str | None = None) -> list[str]:
         for entry in entries:
             pid, _, rest = entry.name.removeprefix(CHUNK_DIR).partition("-")
             if (not entry.name.startswith(CHUNK_DIR) or not pid.isdigit() or not rest
-                    or not entry.is_dir(follow_symlinks=False) or _alive(int(pid))):
+                    or not entry.is_dir(follow_symlinks=False) or process_alive(int(pid))):
                 continue
             shutil.rmtree(entry.path, ignore_errors=True)
             removed.append(entry.path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:  # 0 would probe our own process group
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: alive
-        return True
-    return True
 
 
 def scratch_instance() -> duckdb.DuckDBPyConnection:
