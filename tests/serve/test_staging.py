@@ -198,6 +198,8 @@ def _is_worker(pid: int) -> bool:
 
 
 def test_kill_9_while_staging_leaves_the_lake_and_no_worker_behind(pg_lake):
+    from evalatlas.serve.staging import STAGE_NAME
+
     tmp, location, env, token = pg_lake
     spool = tmp / "kill-spool"
     server = Server(tmp / "kill", "--rate-limit", "off", "--workers", "2", "--spool",
@@ -209,10 +211,15 @@ def test_kill_9_while_staging_leaves_the_lake_and_no_worker_behind(pg_lake):
         assert len(workers) >= 2  # the staging workers (and the spawn's tracker)
         with ea.open(location, read_only=True) as store:
             before = (store.snapshot, store.count("episodes"))
-        big = write_jsonl(tmp / "big.jsonl", "killed", n_tasks=5000, attempts=1)
+        big = write_jsonl(tmp / "big.jsonl", "killed", n_tasks=40000, attempts=1)
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(_post, server, token, big)
-            time.sleep(1.0)  # received and being staged (5k episodes: seconds)
+            # killed once a worker is staging it (its stage file exists): a fixed sleep
+            # raced a fast machine, where the whole submission had committed by then
+            deadline = time.monotonic() + 60
+            while not any(spool.glob(f"**/{STAGE_NAME}")) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert any(spool.glob(f"**/{STAGE_NAME}")), "the upload was never staged"
             server.stop(signal.SIGKILL)
             with pytest.raises(httpx.TransportError):  # the connection dies with it
                 pending.result(timeout=60)

@@ -80,3 +80,47 @@ def test_other_errors_are_not_called_unreachable() -> None:
     from evalatlas.store.lake import is_unreachable
     assert not is_unreachable(RuntimeError('Binder Error: column "x" not found'))
     assert not is_unreachable(RuntimeError("Constraint Error: duplicate key"))
+
+
+def test_a_server_that_does_not_answer_is_unreachable_whatever_the_words() -> None:
+    """The words of an error raised after the server vanished mid-transaction vary (CI:
+    "Current transaction is aborted", which PostgreSQL also says after any failed
+    statement); the port probe decides: nothing listening -> the unreachable line,
+    something listening -> the error's own line."""
+    import socket
+
+    from evalatlas.store.lake import catalog_answers, is_unreachable, use_error_message
+    from evalatlas.store.lake_location import LakeLocation
+    words = RuntimeError("TransactionContext Error: Failed to get global stats information "
+                         "from DuckLake: Current transaction is aborted (please ROLLBACK)")
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        where = f"ducklake:postgres:dbname=a host=127.0.0.1 port={port} password=hunter2"
+        assert catalog_answers(LakeLocation.parse(where)) is True
+        assert not is_unreachable(words, LakeLocation.parse(where))
+        assert use_error_message(where, words) is None
+    # the socket is closed: nothing listens on that port any more
+    assert catalog_answers(LakeLocation.parse(where)) is False
+    assert is_unreachable(words, LakeLocation.parse(where))
+    line = use_error_message(where, words)
+    assert line is not None and f"127.0.0.1:{port}" in line and "hunter2" not in line
+    assert "Current transaction is aborted" in line  # the server's own words, kept
+    # a file catalog has no server to ask; its errors keep their own words
+    assert catalog_answers(LakeLocation.parse("ducklake:/tmp/x.ducklake")) is None
+    assert not is_unreachable(words, LakeLocation.parse("ducklake:/tmp/x.ducklake"))
+
+
+def test_a_unix_socket_catalog_is_probed_at_its_socket_file(tmp_path) -> None:
+    import socket
+
+    from evalatlas.store.lake import catalog_answers
+    from evalatlas.store.lake_location import LakeLocation
+    where = LakeLocation.parse(f"ducklake:postgres:dbname=a host={tmp_path} port=6543")
+    assert where.endpoint == (str(tmp_path), 6543)
+    assert catalog_answers(where) is False
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(tmp_path / ".s.PGSQL.6543"))
+        listening.listen()
+        assert catalog_answers(where) is True

@@ -139,6 +139,31 @@ def test_sigkill_of_a_writer_leaves_the_lake_consistent(pg_lake: tuple[str, Path
     assert _check_whole(lake)[0] == 26000
 
 
+_PAUSED_INGEST = """
+import os, pathlib, time
+from evalatlas.store import db
+_write = db.StoreConnection.write_batch
+_calls = []
+def write_then_pause(self, *args, **kwargs):
+    out = _write(self, *args, **kwargs)
+    _calls.append(1)
+    if len(_calls) == 1:  # the first batch is committed: tell the test, wait for its go
+        pathlib.Path(os.environ["EA_TEST_COMMITTED"]).touch()
+        deadline = time.monotonic() + 120
+        while not pathlib.Path(os.environ["EA_TEST_GO"]).exists():
+            if time.monotonic() > deadline:
+                raise SystemExit("the test never said go")
+            time.sleep(0.02)
+    return out
+db.StoreConnection.write_batch = write_then_pause
+from evalatlas.cli.main import main
+main()
+"""
+"""The CLI, paused after its first committed batch until the test says go: the test
+stops PostgreSQL at a known point mid-ingest (a sleep raced a fast machine: CI saw the
+whole ingest finish before the server stopped)."""
+
+
 def test_postgres_stopped_mid_ingest_is_a_one_line_error(own_postgres: object,
                                                          tmp_path: Path) -> None:
     conninfo = own_postgres.create_database("atlas")  # type: ignore[attr-defined]
@@ -146,15 +171,23 @@ def test_postgres_stopped_mid_ingest_is_a_one_line_error(own_postgres: object,
     data = tmp_path / "data"
     data.mkdir()
     ea.open(lake, data_path=data).close()
-    big = _jsonl(tmp_path / "big.jsonl", 0, 200000)
-    proc = subprocess.Popen(_ingest_cmd(lake, data, big, batch=500),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COLUMNS": "200"})
-    time.sleep(2.0)  # opened the lake and reading (the ingest takes several seconds)
-    assert proc.poll() is None
-    own_postgres.stop()  # type: ignore[attr-defined]
+    big = _jsonl(tmp_path / "big.jsonl", 0, 20000)
+    committed, go = tmp_path / "committed", tmp_path / "go"
+    cmd = _ingest_cmd(lake, data, big, batch=500)
+    cmd[2] = _PAUSED_INGEST
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200",
+                                 "EA_TEST_COMMITTED": str(committed), "EA_TEST_GO": str(go)})
+    try:
+        deadline = time.monotonic() + 120
+        while not committed.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert committed.exists(), proc.communicate(timeout=60)
+        own_postgres.stop()  # type: ignore[attr-defined]
+    finally:
+        go.touch()
     _, err = proc.communicate(timeout=300)
-    assert proc.returncode != 0
+    assert proc.returncode != 0, err
     port = own_postgres.port  # type: ignore[attr-defined]
     assert f"127.0.0.1:{port}" in err, err
     assert "hunter2" not in err and "Traceback" not in err, err

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -99,11 +100,42 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def is_unreachable(exc: BaseException) -> bool:
-    """Whether a DuckDB error says the PostgreSQL server could not be reached (worth a
-    retry under ``--wait``)."""
+def is_unreachable(exc: BaseException, loc: LakeLocation | None = None) -> bool:
+    """Whether a DuckDB error means the PostgreSQL catalog could not be reached or went
+    away (worth a retry under ``--wait``; printed as :func:`unreachable_message`).
+
+    Two tests, either suffices: the error's words (:data:`_GONE`, libpq's and the
+    postgres scanner's), and, given ``loc``, a connect to the server's port
+    (:func:`catalog_answers`). Why the probe: a server that vanished mid-transaction is
+    reported in whatever words the statement that failed happened to use (CI has seen
+    "Failed to get global stats information from DuckLake: Current transaction is
+    aborted", words PostgreSQL also says after any failed statement), so words alone
+    either miss it or misname other errors; asking the port does neither."""
     low = str(exc).lower()
-    return any(w in low for w in _GONE)
+    if any(w in low for w in _GONE):
+        return True
+    return loc is not None and catalog_answers(loc) is False
+
+
+def catalog_answers(loc: LakeLocation, timeout: float = 2.0) -> bool | None:
+    """Whether something accepts connections at the PostgreSQL catalog's host and port
+    (a TCP connect, or the Unix socket ``<dir>/.s.PGSQL.<port>``); nothing is sent. None
+    for a file catalog or an endpoint that cannot be tested (a host name that does not
+    resolve counts as not answering)."""
+    end = loc.endpoint
+    if end is None:
+        return None
+    host, port = end
+    try:
+        if host.startswith("/"):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(timeout)
+                sock.connect(f"{host}/.s.PGSQL.{port}")
+        else:
+            socket.create_connection((host, port), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
 
 
 _GONE = ("could not connect", "connection refused", "connection to server",
@@ -335,11 +367,12 @@ def open_lake(loc: LakeLocation, *, read_only: bool, create: bool, snapshot: int
             break
         except duckdb.Error as exc:
             remaining = deadline - time.monotonic()
-            if is_unreachable(exc) and remaining > 0:
+            gone = is_unreachable(exc, loc)
+            if gone and remaining > 0:
                 time.sleep(min(delay, remaining))
                 delay = min(delay * 2, 2.0)
                 continue
-            if is_unreachable(exc):
+            if gone:
                 raise StoreError(unreachable_message(loc, exc, wait)) from exc
             raise StoreError(f"cannot open the lake {loc.display}: {_first_line(exc)}") \
                 from exc
@@ -351,7 +384,7 @@ def open_lake(loc: LakeLocation, *, read_only: bool, create: bool, snapshot: int
                              "`evalatlas ingest` into it first")
     except duckdb.Error as exc:
         con.close()
-        if is_unreachable(exc):  # the server went away between the attach and the tables
+        if is_unreachable(exc, loc):  # the server went away between the attach and tables
             raise StoreError(unreachable_message(loc, exc, wait)) from exc
         raise StoreError(f"cannot open the lake {loc.display}: {_first_line(exc)}") from exc
     except BaseException:
@@ -368,7 +401,7 @@ def use_error_message(location: str, exc: BaseException) -> str | None:
         loc = LakeLocation.parse(location)
     except ValueError:
         return None
-    if is_unreachable(exc):
+    if is_unreachable(exc, loc):
         return unreachable_message(loc, exc)
     return None
 
@@ -377,7 +410,7 @@ def write_error_message(loc: LakeLocation, exc: BaseException) -> str:
     """One line for a lake write that failed (data path not writable or full, catalog
     gone): the snapshot before it is intact (the transaction rolled back)."""
     where = loc.data_path or "its data path"
-    if is_unreachable(exc):
+    if is_unreachable(exc, loc):
         return unreachable_message(loc, exc) + " (the batch was rolled back)"
     return (f"cannot write to the lake {loc.display} (data files in {where}): "
             f"{_first_line(exc)}; the lake keeps its snapshot from before this batch")

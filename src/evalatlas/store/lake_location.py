@@ -103,6 +103,27 @@ class LakeLocation:
         catalog = self.catalog if self.kind == "file" else f"postgres:{self.catalog}"
         return redact_text(PREFIX + catalog)
 
+    def _host_port(self) -> tuple[str, str]:
+        """The catalog's host and port as written, with libpq's defaults (``$PGHOST``
+        else localhost, ``$PGPORT`` else 5432)."""
+        pairs = libpq_pairs(self.catalog)
+        host = pairs.get("host") or pairs.get("hostaddr") or os.environ.get("PGHOST") \
+            or "localhost"
+        return host, pairs.get("port") or os.environ.get("PGPORT") or "5432"
+
+    @property
+    def endpoint(self) -> tuple[str, int] | None:
+        """``(host, port)`` a PostgreSQL catalog is reached at (the first of a libpq
+        multi-host list); a host starting with ``/`` is a Unix-socket folder. None for a
+        file catalog or a port that is not a number."""
+        if self.kind == "file":
+            return None
+        host, port = self._host_port()
+        try:
+            return host.split(",")[0], int(port.split(",")[0])
+        except ValueError:
+            return None
+
     @property
     def server(self) -> str:
         """``host:port`` of a PostgreSQL catalog (libpq's defaults: ``$PGHOST`` else
@@ -110,10 +131,7 @@ class LakeLocation:
         catalog."""
         if self.kind == "file":
             return self.catalog
-        pairs = libpq_pairs(self.catalog)
-        host = pairs.get("host") or pairs.get("hostaddr") or os.environ.get("PGHOST") \
-            or "localhost"
-        port = pairs.get("port") or os.environ.get("PGPORT") or "5432"
+        host, port = self._host_port()
         return redact_text(f"{host}:{port}")
 
     def catalog_exists(self) -> bool | None:
