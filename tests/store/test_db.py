@@ -123,3 +123,36 @@ def test_open_skips_the_schema_when_current_and_migrates_otherwise(tmp_path: Pat
         assert "outcome_source" in cols
         assert s.query("SELECT value FROM meta WHERE key = 'schema_ddl'") == [
             {"value": schema_fingerprint()}]
+
+
+def test_ingest_runs_single_threaded_and_restores_the_setting(fixtures: Path, tmp_path: Path):
+    """An ingest's statements run with DuckDB's ``threads`` 1 (its worker threads cost more
+    CPU than a batch's statements share) and the store's setting is back afterwards, an
+    error inside the block included; the rows stored are the same either way."""
+    import pytest
+
+    from evalatlas.store.ingest import ingest_paths
+
+    seen: list[int] = []
+    with StoreConnection(tmp_path / "a.duckdb") as s:
+        s.con.execute("SET threads = 3")
+        real = s.write_batch
+
+        def spy(**kw):
+            seen.append(s.con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+            return real(**kw)
+
+        s.write_batch = spy  # type: ignore[method-assign]
+        ingest_paths(s, [fixtures / "swebench-verified"])
+        assert seen and set(seen) == {1}
+        assert s.con.execute("SELECT current_setting('threads')").fetchall() == [(3,)]
+        with pytest.raises(RuntimeError), s.one_thread():
+            assert s.con.execute("SELECT current_setting('threads')").fetchall() == [(1,)]
+            raise RuntimeError("inside")
+        assert s.con.execute("SELECT current_setting('threads')").fetchall() == [(3,)]
+        one = s.query("SELECT count(*) AS n, sum(reward) AS r FROM episodes")
+    with StoreConnection(tmp_path / "b.duckdb") as s:
+        s.con.execute("SET threads = 1")
+        ingest_paths(s, [fixtures / "swebench-verified"])
+        assert s.query("SELECT count(*) AS n, sum(reward) AS r FROM episodes") == one
+        assert s.con.execute("SELECT current_setting('threads')").fetchall() == [(1,)]

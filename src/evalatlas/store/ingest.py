@@ -372,7 +372,7 @@ def ingest_paths(
     run = _Run(store, IngestReport(), batch, batch_size, on_progress,
                False if benchmark is not None or overrides or atomic else fast,
                fast_min_bytes, chunk_bytes, force, benchmark, overrides)
-    with limits_in_force(limits or ReadLimits()), \
+    with limits_in_force(limits or ReadLimits()), store.one_thread(), \
             (store.atomic() if atomic else contextlib.nullcontext()):
         run.ingest(paths, fmt)
     return run.report
