@@ -19,10 +19,12 @@ The machine's load average is printed beside each figure (2 cores, shared).
 load), with another evalatlas source tree first on ``PYTHONPATH`` (the code before the
 change: ``git archive <rev> src | tar -x -C DIR`` gives ``DIR/src``).
 
-A store is a ``.duckdb`` file or a lake URL (``ducklake:PATH.ducklake``), as ``--db``
-takes it. ``--make-lake PARQUET CATALOG DATA`` first makes a lake with a DuckDB-file
-catalog from the generator's Parquet files (registered in place with
-``ducklake_add_data_files``).
+A store is a ``.duckdb`` file or a lake URL (``ducklake:PATH.ducklake``,
+``ducklake:postgres:<libpq string>``), as ``--db`` takes it. ``--make-lake PARQUET LAKE
+DATA`` first makes a lake from the generator's Parquet files (registered in place with
+``ducklake_add_data_files``): ``LAKE`` is a DuckDB-file catalog (``PATH.ducklake``) or a
+PostgreSQL catalog (``ducklake:postgres:...``, an empty database of a server such as
+``pg_cluster.py``'s).
 
 Run::
 
@@ -107,23 +109,28 @@ def run_case(case: str, store: str, out_dir: Path, src: str | None = None
             "wall_s": wall, "cpu_s": cpu, "peak_mb": vm_hwm_mb(text), "load_1min": load}
 
 
-def make_lake(parquet: Path, catalog: Path, data: Path) -> float:
-    """A lake with a local DuckDB-file catalog at ``catalog`` holding the generator's
-    Parquet files (:mod:`gen_episodes_parquet`), made by the store's own lake code
-    (``ea.open("ducklake:...")`` creates the tables); the episode files are registered
-    in place with DuckLake's ``ducklake_add_data_files`` (nothing is copied), the small
-    tables inserted. Returns the seconds it took."""
+def make_lake(parquet: Path, lake: str | Path, data: Path) -> float:
+    """A lake holding the generator's Parquet files (:mod:`gen_episodes_parquet`), made by
+    the store's own lake code (``ea.open(location, data_path=data)`` creates the tables);
+    the episode files are registered in place with DuckLake's ``ducklake_add_data_files``
+    (nothing is copied), the small tables inserted. ``lake``: a catalog file
+    (``PATH.ducklake``, a DuckDB-file catalog) or a location, ``ducklake:PATH`` or
+    ``ducklake:postgres:<libpq string>`` (an existing, empty PostgreSQL database:
+    ``pg_cluster.py createdb``). Returns the seconds it took."""
     import duckdb
 
     import evalatlas as ea
     from evalatlas.store.lake import ALIAS, load_extensions
+    from evalatlas.store.lake_location import LakeLocation, is_lake
 
+    location = str(lake) if is_lake(lake) else f"ducklake:{lake}"
+    loc = LakeLocation.parse(location)
     t0 = time.perf_counter()
     data.mkdir(parents=True, exist_ok=True)
-    ea.open(f"ducklake:{catalog}", data_path=str(data)).close()
+    ea.open(location, data_path=str(data)).close()
     con = duckdb.connect()
-    load_extensions(con, "file")
-    con.execute(f"ATTACH 'ducklake:{catalog}' AS {ALIAS}")
+    load_extensions(con, loc.kind)
+    con.execute(f"ATTACH '{location}' AS {ALIAS}")
     for f in sorted((parquet / "episodes").glob("*.parquet")):
         con.execute(f"CALL ducklake_add_data_files('{ALIAS}', 'episodes', '{f}')")
     for table in ("experiments", "ingest_batches"):
@@ -136,7 +143,8 @@ def make_lake(parquet: Path, catalog: Path, data: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--store", action="append", default=[],
-                    help="a .duckdb file or ducklake:PATH.ducklake (repeatable)")
+                    help="a .duckdb file, ducklake:PATH.ducklake or "
+                         "ducklake:postgres:<libpq string> (repeatable)")
     ap.add_argument("--case", action="append", choices=sorted(CASES),
                     help="cases to run (default: all)")
     ap.add_argument("--repeats", type=int, default=3)
@@ -144,11 +152,16 @@ def main() -> None:
                     help="also run each case with this evalatlas source folder first on "
                          "PYTHONPATH (e.g. `git archive <rev> src | tar -x -C DIR`)")
     ap.add_argument("--json", type=Path, help="also write every run here")
-    ap.add_argument("--make-lake", nargs=3, type=Path, metavar=("PARQUET", "CATALOG", "DATA"),
-                    help="first make a lake from the generator's Parquet folder")
+    ap.add_argument("--make-lake", nargs=3, metavar=("PARQUET", "LAKE", "DATA"),
+                    help="first make a lake from the generator's Parquet folder; LAKE: a "
+                         "PATH.ducklake catalog file or a ducklake:postgres:<libpq> location")
     args = ap.parse_args()
     if args.make_lake:
-        print(f"lake {args.make_lake[1]}: made in {make_lake(*args.make_lake):.1f} s")
+        from evalatlas.records.redact import redact_text
+
+        parquet, lake, data = args.make_lake
+        secs = make_lake(Path(parquet), lake, Path(data))
+        print(f"lake {redact_text(lake)}: made in {secs:.1f} s")
     cases = args.case or list(CASES)
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
