@@ -166,9 +166,9 @@ def main() -> None:
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         srcs = [None, args.baseline] if args.baseline else [None]
-        for store in args.store:
-            for case in cases:
-                for _ in range(args.repeats):
+        for case in cases:
+            for _ in range(args.repeats):
+                for store in args.store:  # stores take turns: load drifts hit each alike
                     for src in srcs:  # baseline and current alternate, same load
                         r = run_case(case, store, Path(tmp), src)
                         runs.append(r)
