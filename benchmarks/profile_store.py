@@ -39,7 +39,7 @@ def _cpu() -> float:
 def _caller() -> str:
     """The innermost ``evalatlas/store`` frame's function (else the innermost evalatlas
     one) that issued the statement."""
-    frames = traceback.extract_stack()[:-3]
+    frames = traceback.extract_stack()[:-2]  # without this function and execute
     for part in ("evalatlas/store/", "evalatlas/"):
         for f in reversed(frames):
             if part in f.filename.replace(os.sep, "/"):
