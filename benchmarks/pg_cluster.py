@@ -132,6 +132,8 @@ def main() -> None:
     ap.add_argument("name", nargs="?", help="createdb: the database's name")
     ap.add_argument("--port", type=int, help="start: this port (default: the last one)")
     args = ap.parse_args()
+    if args.action == "createdb" and not args.name:
+        ap.error("createdb needs a database NAME")
     cluster = Cluster(args.dir)
     if args.action == "start":
         cluster.start(args.port)
@@ -143,8 +145,6 @@ def main() -> None:
         print(f"{'running' if up else 'stopped'}; port {cluster.port}")
         sys.exit(0 if up else 3)
     else:
-        if not args.name:
-            ap.error("createdb needs a database NAME")
         print(cluster.createdb(args.name))
 
 
