@@ -6,6 +6,8 @@ import csv
 import io
 import json
 import math
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,3 +99,32 @@ def test_markdown_table_is_the_one_renderer() -> None:
     # escape=False keeps the caller's own Markdown in cells; headers are always escaped
     assert markdown_table(["h_1"], [["**bold**"]], escape=False)[2] == "| **bold** |"
     assert markdown_table(["h_1"], [])[0] == "| h\\_1 |"
+
+
+def test_json_indented_is_json_dumps_indented_byte_for_byte(fixtures: Path) -> None:
+    """The fast indented JSON (C encoder + msgspec's formatter) writes exactly what
+    ``json.dumps(indent=2, ensure_ascii=False)`` writes: empty and nested containers,
+    floats in every notation, big integers, escapes, non-ASCII and line separators, and
+    a real envelope (the summary of the Terminal-Bench fixture)."""
+    import evalatlas as ea
+    from evalatlas.cli.render import render_result
+    from evalatlas.text import json_indented
+
+    awkward: list[Any] = [
+        {}, [], "", 0, -1, 10**30, -(10**30), 0.0, -0.0, 1e16, 1e-05, 5e-324, 0.1 + 0.2,
+        1.7976931348623157e308, 123456789.0, True, False, None, [[]], [{}], {"": {"": []}},
+        {"a": [], "b": {}, "c": [1, {"d": None}]}, "q\"uote\\back/slash",
+        "tab\tnl\ncr\r\x00\x1b[31m\x7f\u0085\u2028\u2029\u202e é 漢 😀 \ud800",
+        {"k\n\"é": ["x", 1.5, {"nested": {"deeper": [1, 2, [3, [4]]]}}]},
+    ]
+    for value in [*awkward, awkward, {"rows": awkward}]:
+        assert json_indented(value) == json.dumps(value, indent=2, allow_nan=False,
+                                                  ensure_ascii=False), value
+    with pytest.raises(ValueError):
+        json_indented(float("nan"))
+    store = ea.open(":memory:")
+    store.ingest(fixtures / "terminal-bench")
+    env = ea.summary(store).to_dict()
+    assert json_indented(env) == json.dumps(env, indent=2, allow_nan=False,
+                                            ensure_ascii=False)
+    assert render_result(ea.summary(store), [], "json") == json_indented(env) + "\n"

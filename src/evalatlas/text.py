@@ -6,6 +6,7 @@ Shared by the CLI renderer and the reports (both must escape what agents wrote).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -99,6 +100,24 @@ def csv_line(cells: Iterable[Any]) -> str:
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_indented(value: Any) -> str:
+    """``json.dumps(value, indent=2, allow_nan=False, ensure_ascii=False)``, byte for byte,
+    in a fraction of the time: the standard library writes indented JSON in Python (a
+    100M-episode summary's 13 MB envelope: ~0.5 s), its C encoder only compact JSON.
+    Here the C encoder writes the compact text (numbers and strings exactly as the
+    indented form writes them) and msgspec's ``json.format`` adds the indentation,
+    copying every token as it is (``tests/test_text.py`` checks it against
+    ``json.dumps`` on awkward values). Text msgspec cannot take (a lone surrogate, which
+    is not UTF-8) is written by ``json.dumps`` itself."""
+    import msgspec
+
+    compact = json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    try:
+        return msgspec.json.format(compact, indent=2)
+    except UnicodeEncodeError:
+        return json.dumps(value, indent=2, allow_nan=False, ensure_ascii=False)
 
 
 def json_text_safe(text: str) -> str:

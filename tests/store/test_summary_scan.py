@@ -84,6 +84,18 @@ def _sorted(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], .
     return tuple({c: np.asarray(v)[order(a)] for c, v in a.items()} for a in (old, new))
 
 
+def _group_of(old: dict[str, Any], new: dict[str, Any], g: int, col: str) -> np.ndarray:
+    """Column ``col`` of the per-query arrays ``old`` at the rows of the scan's group
+    number ``g`` (its key in ``new['group_keys']``)."""
+    key = new["group_keys"][g]
+    key = key if isinstance(key, tuple) else (key,)
+    names = [f"k{i}" for i in range(len(key))]
+    mine = np.ones(len(old[col]), dtype=bool)
+    for name, k in zip(names, key, strict=True):
+        mine &= np.asarray([v == k for v in old[name]], dtype=bool)
+    return np.asarray(old[col], dtype=float)[mine]
+
+
 def _same_arrays(old: dict[str, Any], new: dict[str, Any]) -> None:
     assert set(old) == set(new)
     for col in old:
@@ -107,7 +119,19 @@ def test_scan_equals_the_per_query_functions(stores: list[StoreConnection], outc
             _same_rows(_by_name(old, len(by)), _by_name(scan.totals, len(by)), (by, outcome))
             assert old, by
             rewards = rewards_by_group(store, by, outcome=outcome)
-            _same_arrays(*_sorted(rewards, _keyed(scan.rewards, len(by), tasks)))
+            new = dict(scan.rewards)
+            group_lo, group_hi = new.pop("group_lo"), new.pop("group_hi")
+            # the scan reads each group's reward range, not each task's: the least and
+            # largest of the per-task ranges
+            for i in range(len(new["group_keys"])):
+                if (np.asarray(new["g"]) == i).any():
+                    assert (group_lo[i], group_hi[i]) == (
+                        np.min(_group_of(rewards, new, i, "lo")),
+                        np.max(_group_of(rewards, new, i, "hi"))), (by, i)
+                else:  # no known reward in the group
+                    assert np.isnan(group_lo[i]) and np.isnan(group_hi[i]), (by, i)
+            old_rewards = {c: v for c, v in rewards.items() if c not in ("lo", "hi")}
+            _same_arrays(*_sorted(old_rewards, _keyed(new, len(by), tasks)))
             assert scan.members == group_experiments(store, by)
             if len(by) == 1:
                 counts, _ = task_outcome_counts(store, by[0], outcome=outcome)

@@ -25,6 +25,7 @@ from evalatlas.records.redact import redact_strings, redact_text
 from evalatlas.text import (
     csv_line,
     fmt_value,
+    json_indented,
     json_safe,
     json_text_safe,
     markdown_table,
@@ -296,8 +297,7 @@ def render(
                "rows": [json_safe(dict(r)) for r in rows]}
         if notes:
             env["notes"] = list(notes)
-        return json_text_safe(json.dumps(redact_strings(env), indent=2, allow_nan=False,
-                                         ensure_ascii=False)) + "\n"
+        return json_text_safe(json_indented(redact_strings(env))) + "\n"
     if fmt is OutputFormat.csv:
         keys: list[str] = []
         for r in rows:
@@ -349,8 +349,7 @@ def render_result(
     that restate values of ``result.meta`` (the JSON has those values already)."""
     fmt = OutputFormat(fmt)
     if fmt is OutputFormat.json:
-        return json_text_safe(json.dumps(with_lake_meta(result.to_dict()), indent=2,
-                                         allow_nan=False, ensure_ascii=False)) + "\n"
+        return json_text_safe(json_indented(with_lake_meta(result.to_dict()))) + "\n"
     return render(result.rows, columns, fmt, schema=result.schema, title=title,
                   meta=result.meta, console=console, notes=[*result.notes, *notes])
 

@@ -36,8 +36,10 @@ from typing import Any
 import numpy as np
 
 from evalatlas.stats.standard_errors import (
+    GroupedIntervals,
     _cluster_labels,
     _group_index,
+    _kept,
     clustered_mean_intervals,
     clustered_standard_error,
     t_quantile,
@@ -294,34 +296,58 @@ def bounded_intervals_from_totals(
     ``p`` the rescaled mean, every value equal when ``Q/n - p^2 <= 1e-12 max(1, p)``,
     the SE :func:`~evalatlas.stats.standard_errors.clustered_mean_intervals`', then the
     method of :func:`bounded_mean_interval`."""
+    return bounded_intervals_and_clustered_from_totals(
+        counts, sums, sums_of_squares, groups=groups, n_groups=n_groups,
+        confidence=confidence, lower=lower, upper=upper, binary=binary)[0]
+
+
+def bounded_intervals_and_clustered_from_totals(
+    counts: Sequence[float] | np.ndarray,
+    sums: Sequence[float] | np.ndarray,
+    sums_of_squares: Sequence[float] | np.ndarray,
+    *,
+    groups: Sequence[int] | np.ndarray | None = None,
+    n_groups: int | None = None,
+    confidence: float = 0.95,
+    lower: float = 0.0,
+    upper: float = 1.0,
+    binary: bool = False,
+) -> tuple[list[BoundedInterval], GroupedIntervals]:
+    """:func:`bounded_intervals_from_totals` and the
+    :func:`~evalatlas.stats.standard_errors.clustered_mean_intervals` it computes on the
+    way (of the values rescaled to ``[0, 1]``: the values themselves for the default
+    range), so that a caller that reports both (a summary's success rate: the bounded
+    interval and the clustered SE) passes over its millions of clusters once."""
     check_confidence(confidence)
     if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
         raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
     nc = np.asarray(counts, dtype=float).ravel()
     g, n_groups = _group_index(groups, nc.size, n_groups)
-    keep = nc > 0
-    nc, g = nc[keep], g[keep]
-    sc = np.asarray(sums, dtype=float).ravel()[keep]
-    qc = np.asarray(sums_of_squares, dtype=float).ravel()[keep]
+    sc = np.asarray(sums, dtype=float).ravel()
+    qc = np.asarray(sums_of_squares, dtype=float).ravel()
+    nc, g, sc, qc = _kept(nc > 0, nc, g, sc, qc)
     width = upper - lower
-    # rescale the totals to q = (v - lower) / width
-    s_q = (sc - lower * nc) / width
-    q_q = (qc - 2 * lower * sc + lower * lower * nc) / (width * width)
+    # rescale the totals to q = (v - lower) / width (nothing to do on [0, 1])
+    if lower == 0.0 and width == 1.0:
+        s_q, q_q = sc, qc
+    else:
+        s_q = (sc - lower * nc) / width
+        q_q = (qc - 2 * lower * sc + lower * lower * nc) / (width * width)
     n = np.bincount(g, weights=nc, minlength=n_groups)
     units = np.bincount(g, minlength=n_groups)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.clip(np.bincount(g, weights=s_q, minlength=n_groups) / n, 0.0, 1.0)
         spread = np.bincount(g, weights=q_q, minlength=n_groups) / n - p * p
-    se = clustered_mean_intervals(nc, s_q, q_q, groups=g, n_groups=n_groups,
-                                  confidence=confidence).se
+    clustered = clustered_mean_intervals(nc, s_q, q_q, groups=g, n_groups=n_groups,
+                                         confidence=confidence)
     lo, hi, why = _decide(p, n, units, np.zeros(n_groups, dtype=bool),
-                          spread <= 1e-12 * np.maximum(1.0, p), se, clustered=True,
-                          confidence=confidence, bounds_defined=binary)
+                          spread <= 1e-12 * np.maximum(1.0, p), clustered.se,
+                          clustered=True, confidence=confidence, bounds_defined=binary)
     counts_n = n.astype(np.int64)
     return [_bounded(None if counts_n[i] == 0 else lower + float(p[i]) * width, lo[i],
                      hi[i], lower, width, "wilson-effective-n-clustered", confidence,
                      int(counts_n[i]), int(units[i]) if counts_n[i] else 0, why[i])
-            for i in range(n_groups)]
+            for i in range(n_groups)], clustered
 
 
 def nonnegative_mean_interval(
@@ -424,8 +450,7 @@ def nonnegative_ratio_intervals(
         raise ValueError(f"numerators ({a.size}) and denominators ({b.size}) differ in "
                          "length")
     g, n_groups = _group_index(groups, a.size, n_groups)
-    keep = ~(np.isnan(a) | np.isnan(b))
-    a, b, g = a[keep], b[keep], g[keep]
+    a, b, g = _kept(~(np.isnan(a) | np.isnan(b)), a, b, g)
     if a.size and (a.min() < 0 or b.min() < 0):
         raise ValueError("numerators and denominators must be >= 0")
     method = "ratio-delta-log-clustered"

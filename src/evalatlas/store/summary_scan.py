@@ -56,20 +56,25 @@ UNIT_COLUMNS: dict[str, tuple[str, ...]] = {
 
 _counter = itertools.count()
 
-_CELL_AGGREGATES = """count(e.success)::INTEGER AS n,
-                   coalesce(sum(e.success::INTEGER), 0)::INTEGER AS c,
-                   count(e.reward)::INTEGER AS rn, sum(e.reward) AS rs,
-                   sum(e.reward * e.reward) AS rq, min(e.reward) AS rlo,
-                   max(e.reward) AS rhi,
-                   count(e.cost_usd)::INTEGER AS cn, sum(e.cost_usd) AS cs,
+_CELL_AGGREGATES = """count(e.success)::INTEGER AS n, count_if(e.success)::INTEGER AS c,
+                   count(e.reward)::INTEGER AS rn, coalesce(sum(e.reward), 0) AS rs,
+                   coalesce(sum(e.reward * e.reward), 0) AS rq,
+                   count(e.cost_usd)::INTEGER AS cn, coalesce(sum(e.cost_usd), 0) AS cs,
                    coalesce(sum(e.cost_usd) FILTER (WHERE e.success IS NOT NULL), 0) AS co,
-                   coalesce(sum((e.success AND e.cost_usd IS NOT NULL)::INTEGER), 0)::INTEGER
-                       AS cc"""
+                   count_if(e.success AND e.cost_usd IS NOT NULL)::INTEGER AS cc"""
 """Per cell (episodes ``e`` of one group, agent and task): outcomes known ``n`` and
-successes ``c`` (pass@k, clustered success rate), rewards known, their sum, sum of
-squares, least and largest (mean reward interval), known costs, their sum, the cost of
-episodes with a known outcome and the successes with a known cost (cost intervals).
-Only what the analysis reads: each aggregate costs ~15 ns an episode here."""
+successes ``c`` (pass@k, clustered success rate), rewards known, their sum and sum of
+squares (mean reward interval), known costs, their sum, the cost of episodes with a
+known outcome and the successes with a known cost (cost intervals). Only what the
+analysis reads: each aggregate costs ~15 ns an episode here, and the hash table of 10M
+cells (100M episodes) is most of the summary's memory. Sums over no value are 0, not
+NULL (the analysis reads a cell's sums only where its count is > 0), so no column
+comes with a mask. The range of the rewards is read per unit (:data:`_UNIT_RANGE`),
+not per cell."""
+
+_UNIT_RANGE = "min(e.reward) AS _reward_lo, max(e.reward) AS _reward_hi"
+"""Least and largest known reward per unit: a group's range (rewards in [0, 1] get the
+bounded interval) is the range of its units' ranges."""
 
 
 @dataclass
@@ -80,7 +85,9 @@ class SummaryScan:
     totals: list[dict[str, Any]]
     """Rows of :func:`~evalatlas.store.queries.summary_totals`."""
     rewards: dict[str, Any]
-    """Arrays of :func:`~evalatlas.store.queries.rewards_by_group` (tasks as numbers)."""
+    """Arrays of :func:`~evalatlas.store.queries.rewards_by_group` (tasks as numbers),
+    without its per-task ``lo``/``hi``: ``group_lo``/``group_hi`` hold each group
+    number's least and largest reward instead (NaN where none is known)."""
     outcomes: dict[str, Any]
     """Arrays of :func:`~evalatlas.store.outcomes.task_outcome_counts` (first key)."""
     costs: dict[str, Any]
@@ -122,7 +129,7 @@ def summary_scan(store: StoreConnection, by: list[str], *, experiment: list[str]
         con.execute(f"""
             CREATE TEMP TABLE {units} AS
             SELECT e.*, {keys}, {GROUPS['agent'][0]} AS agent_k
-            FROM (SELECT {', '.join(ucols)}, {total_parts_sql()}
+            FROM (SELECT {', '.join(ucols)}, {total_parts_sql()}, {_UNIT_RANGE}
                   FROM {episodes_source(outcome)} {where}
                   GROUP BY {', '.join(ucols)}) e
             LEFT JOIN experiments x USING (experiment_id)""", params)
@@ -159,14 +166,13 @@ def summary_scan(store: StoreConnection, by: list[str], *, experiment: list[str]
             cells = con.execute(f"""
                 SELECT (u.g::BIGINT * {n_tasks} + tk.t) AS key, {_CELL_AGGREGATES}
                 {joins} GROUP BY key""", params).fetchnumpy()
-            key = np.ma.getdata(cells.pop("key")).astype(np.int64)
+            key = np.asarray(np.ma.getdata(cells.pop("key")), dtype=np.int64)
             pairs = con.execute(f"SELECT DISTINCT g, a FROM {units}").fetchall()
             agent_of = np.zeros(max((p[0] for p in pairs), default=0) + 1, dtype=np.int64)
             for g_, a_ in pairs:
                 agent_of[g_] = a_
-            g = key // n_tasks
-            cells.update(lvl=np.zeros(key.size, dtype=np.int32), g=g, t=key % n_tasks,
-                         a=agent_of[g])
+            g, t = np.divmod(key, n_tasks)
+            cells.update(g=g, t=t, a=agent_of[g])
         else:
             # a group holding several agents (by benchmark ...) also gets its (group,
             # task) sums in one pass, as the per-query functions summed them
@@ -185,6 +191,7 @@ def summary_scan(store: StoreConnection, by: list[str], *, experiment: list[str]
                         THEN max(x.subset_n_tasks) END AS benchmark_tasks,
                    CASE WHEN count(DISTINCT x.benchmark_name) <= 1
                         THEN any_value(x.benchmark_name) END AS benchmark_name,
+                   min(e._reward_lo) AS reward_lo, max(e._reward_hi) AS reward_hi,
                    {disps}
             FROM {units} e LEFT JOIN experiments x USING (experiment_id)
             GROUP BY g, {", ".join(k for _, k, _ in exprs)}""")}
@@ -206,10 +213,9 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
     """The scan's results in the shapes of the per-query functions (no statistics).
     ``cells``: level 0 rows per (group, agent, task), level 1 rows (only when a group
     holds several agents) per (group, task)."""
-    # NULLs (a sum over no value) come masked; every use below filters them out
     data = {c: np.ma.getdata(v) for c, v in cells.items()}
-    lvl = data["lvl"]
-    if (lvl == 1).any():
+    lvl = data.get("lvl")  # None: one level (every group holds one agent)
+    if lvl is not None and (lvl == 1).any():
         agent_level = {c: v[lvl == 0] for c, v in data.items()}
         task_level = {c: v[lvl == 1] for c, v in data.items()}
     else:
@@ -251,9 +257,13 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
                 "c": keep(agent_level["c"], known, np.int64)}
     rk = task_level["rn"] > 0
     rewards: dict[str, Any] = {"g": keep(tg, rk, np.int64), "group_keys": list(group_keys)}
+    # the least and largest reward per group number (NaN: none known)
+    ranges = [(per_group[i]["reward_lo"], per_group[i]["reward_hi"])
+              for i in range(len(group_keys))]
     rewards.update(task=keep(tt, rk, np.int64), n=keep(task_level["rn"], rk, np.int64),
                    s=keep(task_level["rs"], rk, float), q=keep(task_level["rq"], rk, float),
-                   lo=keep(task_level["rlo"], rk, float), hi=keep(task_level["rhi"], rk, float))
+                   group_lo=np.array([np.nan if lo is None else lo for lo, _ in ranges]),
+                   group_hi=np.array([np.nan if hi is None else hi for _, hi in ranges]))
     ck = task_level["cn"] > 0
     costs = {"g": keep(tg, ck, np.int64), "group_keys": first, "task": keep(tt, ck, np.int64),
              "cost": keep(task_level["cs"], ck, float), "n": keep(task_level["cn"], ck, np.int64),
