@@ -42,6 +42,8 @@ import numpy as np
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.queries import (
     GROUPS,
+    JUDGE_PARTS,
+    JUDGE_ROWS,
     episodes_source,
     experiment_filter,
     group_expr,
@@ -126,13 +128,23 @@ def summary_scan(store: StoreConnection, by: list[str], *, experiment: list[str]
     try:
         # per unit: the keys and the partial totals, in one scan grouping by unit (a few
         # thousand rows; no join per episode)
+        # the judge's parts over the episodes with judge usage only (a filtered scan:
+        # nothing to aggregate, and row groups skipped, when no episode has any)
+        judge_where = f"{where} AND {JUDGE_ROWS}" if where else f"WHERE {JUDGE_ROWS}"
+        judge_cols = ", ".join(
+            f"coalesce(j.{name}, 0) AS {name}" if name.endswith("_episodes")
+            else f"j.{name}" for name in JUDGE_PARTS)
         con.execute(f"""
             CREATE TEMP TABLE {units} AS
-            SELECT e.*, {keys}, {GROUPS['agent'][0]} AS agent_k
-            FROM (SELECT {', '.join(ucols)}, {total_parts_sql()}, {_UNIT_RANGE}
+            SELECT e.*, {judge_cols}, {keys}, {GROUPS['agent'][0]} AS agent_k
+            FROM (SELECT {', '.join(ucols)}, {total_parts_sql('episode')}, {_UNIT_RANGE}
                   FROM {episodes_source(outcome)} {where}
                   GROUP BY {', '.join(ucols)}) e
-            LEFT JOIN experiments x USING (experiment_id)""", params)
+            LEFT JOIN (SELECT {', '.join(ucols)}, {total_parts_sql('judge')}
+                       FROM {episodes_source(outcome)} {judge_where}
+                       GROUP BY {', '.join(ucols)}) j ON {_same(ucols, 'e', 'j')}
+            LEFT JOIN experiments x ON x.experiment_id = e.experiment_id""",
+                    [*params, *params])
         con.execute(f"""
             CREATE TEMP TABLE {groups} AS
             SELECT *, (row_number() OVER (ORDER BY {', '.join(ks)}) - 1)::INTEGER AS g
