@@ -170,20 +170,20 @@ _TOTAL_PARTS: tuple[tuple[str, str], ...] = (
     ("successes", "sum(CASE WHEN e.success THEN 1 ELSE 0 END)"),
     ("outcome_known", "count(e.success)"),
     ("judged_outcomes", "count(*) FILTER (WHERE e.outcome_judged)"),
-    ("_reward_sum", "sum(e.reward)"),
+    ("_reward_sum", "fsum(e.reward)"),
     ("_reward_n", "count(e.reward)"),
     ("errors", "sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL "
                "THEN 1 ELSE 0 END)"),
     ("total_tokens", "sum(e.total_tokens)"),
     ("token_episodes", "count(e.total_tokens)"),
-    ("total_cost_usd", "sum(e.cost_usd)"),
+    ("total_cost_usd", "fsum(e.cost_usd)"),
     ("cost_unknown_episodes", "count(*) - count(e.cost_usd)"),
     ("cost_computed_episodes", "count(*) FILTER (WHERE starts_with(e.cost_source, 'computed'))"),
-    ("_wall_sum", "sum(e.wall_time_s)"),
+    ("_wall_sum", "fsum(e.wall_time_s)"),
     ("_wall_n", "count(e.wall_time_s)"),
     ("judge_usage_episodes", f"count(*) FILTER (WHERE {_JUDGE_PRESENT})"),
     ("judge_tokens", f"sum({_JUDGE_TOKENS})"),
-    ("judge_cost_usd", f"sum({_JUDGE_COST})"),
+    ("judge_cost_usd", f"fsum({_JUDGE_COST})"),
     ("judge_cost_unknown_episodes",
      f"count(*) FILTER (WHERE {_JUDGE_PRESENT} AND {_JUDGE_COST} IS NULL)"),
 )
@@ -191,7 +191,17 @@ _TOTAL_PARTS: tuple[tuple[str, str], ...] = (
 outcome counts (successes, outcome known, outcomes a judge gave), errors (status other
 than completed, or an error type), tokens, cost (known, unknown, computed), and the
 judge's usage as :data:`_JUDGE_PRESENT`, :data:`_JUDGE_TOKENS`, :data:`_JUDGE_COST` read
-it. Names starting ``_`` are the parts of :data:`_TOTAL_MEANS`."""
+it. Names starting ``_`` are the parts of :data:`_TOTAL_MEANS`. Sums of floats are
+``fsum`` (DuckDB's compensated sum, Kahan-Babuska): a store's threads, or a lake's
+Parquet files, add the episodes in no fixed order, and a plain sum's last digits
+follow that order (a file store and a lake over the same episodes printed total cost
+8.330675 and 8.330674999999998); the compensated sum is all but always the correctly
+rounded sum, whatever the order, at no measurable cost (10M episodes: 0.55 s either
+way)."""
+
+_FLOAT_PARTS = ("_reward_sum", "total_cost_usd", "_wall_sum", "judge_cost_usd")
+"""The parts of :data:`_TOTAL_PARTS` that are sums of floats (their partial sums are
+summed with ``fsum`` too)."""
 
 _TOTAL_MEANS: tuple[tuple[str, str, str], ...] = (
     ("mean_reward", "_reward_sum", "_reward_n"),
@@ -208,7 +218,9 @@ def group_totals_sql(partials: str | None = None) -> str:
     experiment, say), which gives the same numbers up to float rounding. One definition
     for :func:`summary_totals` and :mod:`evalatlas.store.summary_scan`."""
     def part(name: str, sql: str) -> str:
-        return sql if partials is None else f"sum({partials}.{name})"
+        if partials is None:
+            return sql
+        return f"{'fsum' if name in _FLOAT_PARTS else 'sum'}({partials}.{name})"
 
     parts = {name: part(name, sql) for name, sql in _TOTAL_PARTS}
     cols = [f"{sql} AS {name}" for name, sql in parts.items() if not name.startswith("_")]
