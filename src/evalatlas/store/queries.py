@@ -195,9 +195,10 @@ it. Names starting ``_`` are the parts of :data:`_TOTAL_MEANS`. Sums of floats a
 ``fsum`` (DuckDB's compensated sum, Kahan-Babuska): a store's threads, or a lake's
 Parquet files, add the episodes in no fixed order, and a plain sum's last digits
 follow that order (a file store and a lake over the same episodes printed total cost
-8.330675 and 8.330674999999998); the compensated sum is all but always the correctly
-rounded sum, whatever the order, at no measurable cost (10M episodes: 0.55 s either
-way)."""
+8.330675 and 8.330674999999998); the compensated sum differs in the last digit far less
+often, at no measurable cost (10M episodes: 0.55 s either way; file vs lake, total cost
+digit for digit equal in 1,159 of 2,000 groups, 130 with ``sum``), but not never: the
+two agree to 1e-9, not to the digit."""
 
 _FLOAT_PARTS = ("_reward_sum", "total_cost_usd", "_wall_sum", "judge_cost_usd")
 """The parts of :data:`_TOTAL_PARTS` that are sums of floats (their partial sums are
