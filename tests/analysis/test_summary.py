@@ -164,3 +164,22 @@ def _flat(d: dict, prefix: str = "") -> dict:
         else:
             out[f"{prefix}{k}"] = v
     return out
+
+
+def test_group_min_max_of_small_integers_equals_ufunc_at() -> None:
+    """The (group, value) table path of _group_min_max (attempts, agent numbers: no
+    np.minimum.at over 10M cells) gives what np.minimum/maximum.at give, groups without
+    rows included (inf / -inf), and floats and large values still take ufunc.at."""
+    from evalatlas.analysis.summary import _group_min_max
+
+    rng = np.random.default_rng(3)
+    for values, n_groups in ((rng.integers(0, 11, 5_000), 40), (np.array([0, 7, 3]), 5),
+                             (rng.integers(0, 10**9, 300), 7),
+                             (rng.random(500) * 4 - 2, 9)):
+        g = rng.integers(0, n_groups - 1, values.size)  # the last group has no rows
+        lo, hi = np.full(n_groups, np.inf), np.full(n_groups, -np.inf)
+        np.minimum.at(lo, g, values.astype(float))
+        np.maximum.at(hi, g, values.astype(float))
+        got_lo, got_hi = _group_min_max(values, g, n_groups)
+        assert got_lo.tolist() == lo.tolist() and got_hi.tolist() == hi.tolist()
+        assert got_lo.dtype == got_hi.dtype == np.float64
