@@ -58,6 +58,7 @@ from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 store = StoreConnection(sys.argv[1])
 ingest_paths(store, [sys.argv[2]])
+store.con.execute("INSERT INTO meta VALUES ('after', 'the ingest')")  # in the log only
 os._exit(0)  # a crash after the commits: no close, no checkpoint
 """
 
@@ -92,37 +93,38 @@ def test_close_leaves_the_store_in_its_file_and_a_kill_loses_no_commit(
     assert want["episodes"] == 200 and want["ingest_batches"] >= 1
     subprocess.run([sys.executable, "-c", _KILLED_AFTER_COMMIT, str(killed), str(src)],
                    check=True, env={**os.environ})
-    assert Path(f"{killed}.wal").stat().st_size > 0
+    assert Path(f"{killed}.wal").stat().st_size > 0  # the last commit: in the log only
     assert _stored(killed) == want
+    with StoreConnection(killed, read_only=True) as s:
+        assert s.query("SELECT value FROM meta WHERE key = 'after'") == [
+            {"value": "the ingest"}]
 
 
-def test_open_skips_the_schema_when_current_and_migrates_otherwise(tmp_path: Path):
-    """A store whose ``meta.schema_ddl`` is this code's fingerprint is opened without the
-    DDL; a store without it (an older evalatlas) gets the DDL and migrations, so a
-    column added since is there."""
-    import duckdb
-
-    from evalatlas.store.db import schema_fingerprint
+def test_an_ingests_last_batch_commits_into_the_store_file(fixtures: Path, tmp_path: Path):
+    """The last batch of an ingest (and the input files it remembers, in the same
+    transaction) is committed with a checkpoint: the rows are in the store file and the
+    write-ahead log is empty before the store is closed (the close has nothing left to
+    copy); earlier batches of a long ingest commit to the log as before."""
+    from evalatlas.store.ingest import ingest_paths
 
     db = tmp_path / "s.duckdb"
     with StoreConnection(db) as s:
-        assert s.query("SELECT value FROM meta WHERE key = 'schema_ddl'") == [
-            {"value": schema_fingerprint()}]
-        s.con.execute("ALTER TABLE episodes DROP COLUMN outcome_source")
-    with StoreConnection(db) as s:  # current fingerprint: the DDL is not run
-        cols = {r["column_name"] for r in s.query(
-            "SELECT column_name FROM duckdb_columns() WHERE table_name = 'episodes'")}
-        assert "outcome_source" not in cols
-        s.con.execute("DELETE FROM meta WHERE key = 'schema_ddl'")  # as an older store
-    con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT count(*) FROM meta WHERE key = 'schema_ddl'").fetchall() == [(0,)]
-    con.close()
-    with StoreConnection(db) as s:
-        cols = {r["column_name"] for r in s.query(
-            "SELECT column_name FROM duckdb_columns() WHERE table_name = 'episodes'")}
-        assert "outcome_source" in cols
-        assert s.query("SELECT value FROM meta WHERE key = 'schema_ddl'") == [
-            {"value": schema_fingerprint()}]
+        real, asked = s.write_batch, []
+
+        def spy(**kw):
+            asked.append(kw["checkpoint"])
+            return real(**kw)
+
+        s.write_batch = spy  # type: ignore[method-assign]
+        rep = ingest_paths(s, [fixtures / "swebench-verified"], batch_size=4000)
+        assert asked == [False, False, True] and rep.batches == 3
+        assert s.count("episodes") == 10_000
+        wal = Path(f"{db}.wal")
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert s.con.execute("SELECT current_setting('checkpoint_threshold')").fetchall() \
+            != [("0 bytes",)]  # the setting is restored after the commit
+    with StoreConnection(db, read_only=True) as s:
+        assert s.count("episodes") == 10_000 and s.count("ingest_batches") == 3
 
 
 def test_ingest_runs_single_threaded_and_restores_the_setting(fixtures: Path, tmp_path: Path):

@@ -141,3 +141,17 @@ def test_wait_retries_the_lock(tmp_path: Path) -> None:
         holder.wait(10)
     with StoreConnection(db) as store:
         assert stored(store) == {"w"}
+
+
+def test_a_file_named_twice_in_one_ingest_is_read_once(tmp_path: Path) -> None:
+    """A file read to its end is remembered in the transaction of the ingest's next
+    write (not a commit of its own); until then a second mention of it in the same
+    ingest is still found unchanged."""
+    p = tmp_path / "x.jsonl"
+    p.write_bytes(lines("a", "b"))
+    with StoreConnection(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [p, p])
+        assert rep.unchanged == [str(p)] and rep.episodes == 2 and rep.batches == 1
+        assert store.query("SELECT path, size FROM files") == [
+            {"path": str(p.resolve()), "size": p.stat().st_size}]
+        assert store.count("ingest_batches") == 1

@@ -72,3 +72,35 @@ def test_json_text_is_compact_json_of_the_same_value_and_refuses_what_json_dumps
     # what msgspec cannot encode is json.dumps's text, judged when the row is checked
     assert rows.json_text({"a": "\ud800"}) == '{"a": "\ud800"}'
     assert rows.json_text({None: 1}) == '{"null": 1}'
+
+
+def test_json_text_runs_json_dumps_only_where_it_could_refuse() -> None:
+    """msgspec writes a null for None and for NaN alike; json_text checks a text holding
+    a null by json.dumps (which refuses NaN and infinities) unless the value is plain
+    JSON with finite floats (rows._plain_finite), where json.dumps cannot refuse: the
+    same texts and the same refusals either way, without the second encoding."""
+    import math
+
+    nan, inf = float("nan"), math.inf
+    plain = [None, {"a": None}, {"a": [None, 1.5, {"b": None}], "c": True},
+             [None, "x", -0.0, 2**70], {"deep": [[[[None]]]]}]
+    for v in plain:
+        assert rows._plain_finite(v)
+        assert json.loads(rows.json_text(v)) == json.loads(json.dumps(v, allow_nan=False))
+    # not plain: json.dumps decides (NaN and infinities anywhere are refused; a tuple or
+    # an int key is encoded by both as before)
+    for bad in (nan, {"a": None, "b": nan}, [None, [inf]], {"a": {"b": [None, -inf]}},
+                {"a": (None, nan)}):
+        assert not rows._plain_finite(bad)
+        with pytest.raises(ValueError, match="JSON compliant"):
+            json.dumps(bad, allow_nan=False)
+        with pytest.raises(ValueError, match="JSON compliant"):
+            rows.json_text(bad)
+    for odd in ({1: None}, {"a": (None, 1)}):
+        assert not rows._plain_finite(odd)
+        assert json.loads(rows.json_text(odd)) == json.loads(json.dumps(odd))
+    deep: Any = None
+    for _ in range(rows._MAX_WALK + 5):
+        deep = {"x": deep}
+    assert not rows._plain_finite(deep)  # json.dumps decides past the walk's depth
+    assert json.loads(rows.json_text(deep)) == json.loads(json.dumps(deep))

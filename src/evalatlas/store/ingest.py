@@ -188,6 +188,9 @@ class _Batch:
         self.batch_id = store.next_batch_id()
         self.ranges: dict[str, tuple[float, float]] = {}
         self._stored_extras: dict[str, str] | None = None
+        self.files: dict[str, tuple[str, int, int, str]] = {}
+        """Input files read to their end, by resolved path: (path, size, mtime_ns,
+        sha256), remembered in the next write's transaction (not a commit of their own)."""
 
     def reward_range(self, experiment_id: str) -> tuple[float, float]:
         """The experiment's declared reward range (``extra.reward_range``), else [0, 1]."""
@@ -243,11 +246,16 @@ class _Batch:
             columns = without_rows(columns, set(bad))
         return list(zip(*columns.values(), strict=True))
 
-    def flush(self, report: IngestReport) -> None:
+    def flush(self, report: IngestReport, last: bool = False) -> None:
+        """Write the batch (one transaction) and start the next. ``last``: the ingest's
+        last write, whose commit checkpoints (:meth:`StoreConnection.write_batch`)."""
         if self.size == 0:
             if self.requarantine:  # nothing to write, but old problems to forget
                 self.store.clear_quarantine(self.requarantine)
                 self.requarantine.clear()
+            if self.files:
+                self.store.remember_files(list(self.files.values()))
+                self.files.clear()
             return
         episodes = self.episode_rows(report)
         self.store.write_batch(
@@ -260,8 +268,11 @@ class _Batch:
             started_at=self.started,
             requarantine=self.requarantine,
             pricing=self.pricing,
+            files=list(self.files.values()),
+            checkpoint=last,
         )
         report.batches += 1
+        self.files.clear()
         self.experiments.clear()
         self.episodes.clear()
         self.lines.clear()
@@ -456,30 +467,38 @@ class _Run:
                 ok = self.generic(path, source, adapter)
             if ok and hasher is not None:
                 self.remember_file(path, hasher)
-        self.batch.flush(self.report)
+        self.batch.flush(self.report, last=True)
         self.progress("")
 
     # -- unchanged files -------------------------------------------------------------
     def unchanged(self, path: Path) -> bool:
-        """Same path, size and mtime as last time; or same size and content hash."""
+        """Same path, size and mtime as last time; or same size and content hash (last
+        time: as stored, or as read earlier in this ingest and not yet written)."""
         st = path.stat()
-        row = self.store.con.execute("SELECT size, mtime_ns, sha256 FROM files WHERE path = ?",
-                                     [str(path.resolve())]).fetchone()
+        resolved = str(path.resolve())
+        pending = self.batch.files.get(resolved)
+        row = pending[1:] if pending is not None else self.store.con.execute(
+            "SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", [resolved]).fetchone()
         if row is None or row[0] != st.st_size:
             return False
         if row[1] == st.st_mtime_ns:
             return True
         if file_sha256(path) == row[2]:
-            self.store.con.execute("UPDATE files SET mtime_ns = ? WHERE path = ?",
-                                   [st.st_mtime_ns, str(path.resolve())])
+            if pending is not None:
+                self.batch.files[resolved] = (resolved, st.st_size, st.st_mtime_ns, row[2])
+            else:
+                self.store.con.execute("UPDATE files SET mtime_ns = ? WHERE path = ?",
+                                       [st.st_mtime_ns, resolved])
             return True
         return False
 
     def remember_file(self, path: Path, hasher: hashlib._Hash) -> None:
-        self.batch.flush(self.report)
+        """Remember a file read to its end, in the transaction of the next write (the
+        batch holding its last records, or a later one): one commit, not two."""
         st = path.stat()
         digest = hasher.hexdigest() if hasher.hexdigest() != _EMPTY_SHA else file_sha256(path)
-        self.store.remember_file(str(path.resolve()), st.st_size, st.st_mtime_ns, digest)
+        resolved = str(path.resolve())
+        self.batch.files[resolved] = (resolved, st.st_size, st.st_mtime_ns, digest)
 
     # -- any adapter -----------------------------------------------------------------
     def generic(self, path: Path, source: str, adapter: Adapter) -> bool:
