@@ -22,7 +22,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -39,16 +38,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
+from pg_cluster import tests_pg_helpers  # noqa: E402
 from synth import episode_dict  # noqa: E402
-
-
-def _cluster_module():  # the tests' throwaway-cluster helper, by path (not a package)
-    spec = importlib.util.spec_from_file_location("pg_conftest",
-                                                  REPO / "tests" / "store" / "conftest.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def write_part(path: Path, writer: int, n: int) -> Path:
@@ -124,7 +115,7 @@ def main() -> None:
     args = ap.parse_args()
     work = Path(args.data_dir or tempfile.mkdtemp(prefix="evalatlas-bench-lake-"))
     work.mkdir(parents=True, exist_ok=True)
-    mod = _cluster_module()
+    mod = tests_pg_helpers()
     cluster = mod.PgCluster(mod.postgres_bin())
     try:
         parts = [write_part(work / f"part{w}.jsonl", w, args.n) for w in range(args.writers)]

@@ -21,7 +21,6 @@ Usage (a few minutes on a quiet 2-core machine)::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -43,17 +42,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_serve import free_port, pct, write_file  # noqa: E402
+from pg_cluster import tests_pg_helpers  # noqa: E402
 
 EVALATLAS = str(Path(sys.executable).with_name("evalatlas"))
-
-
-def _cluster_module():  # the tests' throwaway-cluster helper, by path (not a package)
-    spec = importlib.util.spec_from_file_location(
-        "pg_conftest", HERE.parent / "tests" / "store" / "conftest.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def cpu_s(pid: int) -> float:
@@ -166,7 +157,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="the parallel setting")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-serve-lake-"))
-    mod = _cluster_module()
+    mod = tests_pg_helpers()
     cluster = mod.PgCluster(mod.postgres_bin())
     try:
         rng = random.Random(0)

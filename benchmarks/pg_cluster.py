@@ -37,7 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _conftest():  # the tests' helpers (postgres_bin, free port), by path: not a package
+def tests_pg_helpers():  # the tests' cluster helpers (postgres_bin, PgCluster, free port),
+    # loaded by path (tests/ is not a package); bench_lake.py uses them too
     spec = importlib.util.spec_from_file_location("pg_conftest",
                                                   REPO / "tests" / "store" / "conftest.py")
     assert spec and spec.loader
@@ -52,7 +53,7 @@ class Cluster:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self.data = self.root / "data"
-        mod = _conftest()
+        mod = tests_pg_helpers()
         bindir = mod.postgres_bin()
         if bindir is None:
             raise SystemExit("PostgreSQL binaries (initdb, pg_ctl) not found: apt-get install "

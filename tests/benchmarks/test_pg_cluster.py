@@ -31,7 +31,7 @@ def root() -> Iterator[Path]:
     """A folder for the cluster that ``nobody`` can reach when the tests run as root
     (pytest's tmp_path is private to root), removed at the end; skipped without the
     PostgreSQL binaries, failed with ``CI=true`` (as tests/store/conftest.py)."""
-    conftest = _script()._conftest()
+    conftest = _script().tests_pg_helpers()
     if conftest.postgres_bin() is None:
         if conftest.in_ci():
             pytest.fail("PostgreSQL binaries (initdb, pg_ctl) not found; CI installs them")
