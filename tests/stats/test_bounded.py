@@ -269,3 +269,44 @@ def test_grouped_forms_equal_one_call_per_group() -> None:
         for a, b in ((got[g].estimate, ref.estimate), (got[g].low, ref.low),
                      (got[g].high, ref.high)):
             assert (a is None and b is None) or a == pytest.approx(b, rel=1e-12), g
+
+
+def test_cluster_weights_equal_the_clusters_repeated() -> None:
+    """weights=k stands for k clusters with those totals (issue 23: a summary's 10M
+    cells of 0/1 outcomes as a table of distinct (attempts, successes) per group):
+    clustered_mean_intervals and bounded_intervals_and_clustered_from_totals give the
+    numbers of the clusters written out, zero-count and zero-weight clusters ignored."""
+    from evalatlas.stats.bounded import bounded_intervals_and_clustered_from_totals
+    from evalatlas.stats.standard_errors import clustered_mean_intervals
+
+    rng = np.random.default_rng(11)
+    groups = rng.integers(0, 6, 300)
+    counts = rng.integers(0, 5, 300).astype(float)
+    sums = np.minimum(counts, rng.integers(0, 5, 300)).astype(float)
+    weights = rng.integers(0, 4, 300)
+    groups[groups == 5] = 4
+    # group 5: three clusters, every value 1 (all equal at the bound)
+    groups[:3], counts[:3], sums[:3], weights[:3] = 5, [2.0, 3.0, 1.0], [2.0, 3.0, 1.0], 1
+    rep = np.repeat(np.arange(300), weights)
+    ref = clustered_mean_intervals(counts[rep], sums[rep], sums[rep], groups=groups[rep],
+                                   n_groups=7, confidence=0.9)
+    got = clustered_mean_intervals(counts, sums, sums, groups=groups, n_groups=7,
+                                   confidence=0.9, weights=weights)
+    for field in ("estimate", "low", "high", "se"):
+        np.testing.assert_allclose(getattr(got, field), getattr(ref, field), rtol=1e-12)
+    assert list(got.n) == list(ref.n) and list(got.n_clusters) == list(ref.n_clusters)
+    for binary in (True, False):
+        ref_b, ref_c = bounded_intervals_and_clustered_from_totals(
+            counts[rep], sums[rep], sums[rep], groups=groups[rep], n_groups=7,
+            confidence=0.9, binary=binary)
+        got_b, got_c = bounded_intervals_and_clustered_from_totals(
+            counts, sums, sums, groups=groups, n_groups=7, confidence=0.9, binary=binary,
+            weights=weights)
+        np.testing.assert_allclose(got_c.se, ref_c.se, rtol=1e-12)
+        for a, b in zip(got_b, ref_b, strict=True):
+            assert (a.reason, a.n, a.n_units) == (b.reason, b.n, b.n_units)
+            for x, y in ((a.estimate, b.estimate), (a.low, b.low), (a.high, b.high)):
+                assert (x is None and y is None) or x == pytest.approx(y, rel=1e-12)
+    assert got.n_clusters[6] == 0 and np.isnan(got.se[6])  # a group without clusters
+    with pytest.raises(ValueError, match="weights"):
+        clustered_mean_intervals(counts, sums, sums, weights=weights[:5])

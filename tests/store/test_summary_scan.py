@@ -195,3 +195,25 @@ def test_the_judges_parts_over_the_episodes_with_judge_usage_equal_the_one_pass_
             assert any(r["judge_usage_episodes"] for r in new), by
             assert any(r["judge_cost_unknown_episodes"] for r in new), by
     store.close()
+
+
+def test_shape_leaves_out_only_cells_without_a_known_value() -> None:
+    """_shape's helpers: a NULL count is 0 in the fetched buffer, and a column without
+    the rows to drop equals the boolean-mask copy (few rows: slices; many: a mask),
+    or is the array itself when nothing is dropped (10M cells at 100M: no copy)."""
+    from evalatlas.store.summary_scan import _dropping, _plain
+
+    counts = np.ma.masked_array(np.array([3, 7, 2], dtype=np.int32), mask=[False, True, False])
+    plain = _plain(counts)
+    assert plain.tolist() == [3, 0, 2] and not isinstance(plain, np.ma.MaskedArray)
+    rng = np.random.default_rng(5)
+    values = rng.random(50_000)
+    for n_drop in (0, 1, 40, 20_000):
+        drop = np.sort(rng.choice(values.size, n_drop, replace=False))
+        keep = np.ones(values.size, dtype=bool)
+        keep[drop] = False
+        got = _dropping(drop)(values)
+        assert np.array_equal(got, values[keep]), n_drop
+        assert (got is values) == (n_drop == 0)
+    last = _dropping(np.array([values.size - 1]))(values)
+    assert np.array_equal(last, values[:-1])

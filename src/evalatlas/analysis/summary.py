@@ -300,14 +300,14 @@ def outcome_rows(
     agents = _numbers(counts["agent_k"] if "agent_k" in counts else
                       np.asarray(keys, dtype=object)[g])
     tasks = _numbers(counts["task"])
-    n_all = np.asarray(counts["n"], dtype=np.int64)
-    c_all = np.asarray(counts["c"], dtype=np.int64)
+    n_all, c_all = _integers(counts["n"]), _integers(counts["c"])
     rows_per_group = np.bincount(g, minlength=n_groups)
     a_min, a_max = _group_min_max(agents, g, n_groups)
     n_agents = np.where(rows_per_group > 0, 1, 0)
     multi = a_max > a_min
-    in_multi = multi[g]
-    if in_multi.any():  # groups of several agents: tasks as clusters whichever agent ran them
+    single = (rows_per_group > 0) & ~multi
+    if multi.any():  # groups of several agents: tasks as clusters whichever agent ran them
+        in_multi = multi[g]
         pairs = np.unique(g[in_multi] * (int(agents.max()) + 1) + agents[in_multi])
         n_agents = np.maximum(n_agents, np.bincount(pairs // (int(agents.max()) + 1),
                                                     minlength=n_groups))
@@ -315,26 +315,36 @@ def outcome_rows(
         cells, inverse = np.unique(g[in_multi] * width + tasks[in_multi],
                                    return_inverse=True)
         gt = np.concatenate((g[~in_multi], cells // width))
-        nt = np.concatenate((n_all[~in_multi], np.bincount(inverse, weights=n_all[in_multi])))
-        ct = np.concatenate((c_all[~in_multi], np.bincount(inverse, weights=c_all[in_multi])))
+        nt = np.concatenate((n_all[~in_multi], np.bincount(
+            inverse, weights=n_all[in_multi]).astype(np.int64)))
+        ct = np.concatenate((c_all[~in_multi], np.bincount(
+            inverse, weights=c_all[in_multi]).astype(np.int64)))
     else:
         gt, nt, ct = g, n_all, c_all
-    tasks_per_group = np.bincount(gt, minlength=n_groups)
-    ng = np.bincount(g, weights=n_all, minlength=n_groups).astype(np.int64)
-    cg = np.bincount(g, weights=c_all, minlength=n_groups).astype(np.int64)
+    # the tasks (clusters) as a table: distinct (group, attempts, successes) and how many
+    # tasks have each; every per-group number below comes from it (a few thousand rows
+    # per group instead of 5,000 tasks)
+    hg, hn, hc, w = _pair_table(gt, nt, ct, n_groups)
+    tasks_per_group = np.bincount(hg, weights=w, minlength=n_groups).astype(np.int64)
+    ng = np.bincount(hg, weights=w * hn, minlength=n_groups).astype(np.int64)
+    cg = np.bincount(hg, weights=w * hc, minlength=n_groups).astype(np.int64)
     # tasks as clusters; 0/1 outcomes, so a task's sum of squares is its successes
-    nt, ct = nt.astype(float), ct.astype(float)
+    hn_f, hc_f = hn.astype(float), hc.astype(float)
     # the bounded interval and the clustered SE of one pass (on [0, 1] the same SE)
     clustered, clustered_se = bounded_intervals_and_clustered_from_totals(
-        nt, ct, ct, groups=gt, n_groups=n_groups, confidence=confidence, binary=True)
+        hn_f, hc_f, hc_f, groups=hg, n_groups=n_groups, confidence=confidence,
+        binary=True, weights=w)
     se = clustered_se.se
-    n_min, n_max = _group_min_max(n_all, g, n_groups)
-    single = (rows_per_group > 0) & ~multi
-    in_single = single[g]
-    n_s, c_s, g_s = ((n_all, c_all, g) if in_single.all()
-                     else (n_all[in_single], c_all[in_single], g[in_single]))
-    passes = _pass_k_by_group(n_s, c_s, g_s, n_groups, np.where(single, n_max, 0), ks,
-                              confidence)
+    if multi.any():  # least attempts per agent's task (the table's tasks are merged)
+        n_min, n_max = _group_min_max(n_all, g, n_groups)
+        in_single = single[g]
+        passes = _pass_k_by_group(_pair_table(g[in_single], n_all[in_single],
+                                              c_all[in_single], n_groups), n_groups,
+                                  np.where(single, n_max, 0), ks, confidence)
+    else:  # every task one agent's: the table is the pass@k table too
+        n_min, n_max = _group_min_max(hn, hg, n_groups)
+        passes = _pass_k_by_group((hg, hn, hc, w), n_groups, np.where(single, n_max, 0),
+                                  ks, confidence)
     rows: list[dict[str, Any]] = []
     for i in np.flatnonzero(rows_per_group > 0):
         n, c = int(ng[i]), int(cg[i])
@@ -378,22 +388,26 @@ def _numbers(values: Any) -> np.ndarray:
     return np.unique(arr.astype(str), return_inverse=True)[1].astype(np.int64).ravel()
 
 
-def _pass_k_by_group(n: np.ndarray, c: np.ndarray, g: np.ndarray, n_groups: int,
-                     max_attempts: np.ndarray, ks: Sequence[int] | None, confidence: float,
-                     ) -> dict[int, tuple[list[BoundedInterval | None],
-                                          list[BoundedInterval | None]]]:
-    """k -> (pass@k, pass^k) per group (None where the group does not report that k),
-    from per-task attempts ``n`` and successes ``c`` of groups ``g``: every k some task
-    supports (1 .. the group's most attempts) or ``ks``; over the tasks with at least k
-    scored attempts (an errored attempt has no outcome and is not one).
+def _integers(values: Any) -> np.ndarray:
+    """Counts as an integer array (as fetched: no copy when they are integers)."""
+    arr = np.asarray(values)
+    return arr if arr.dtype.kind in "iu" else arr.astype(np.int64)
 
-    Each group's tasks are first counted per (attempts, successes): pass@k of a task is a
-    function of that pair, so its mean and interval over tasks are those of the distinct
-    pairs weighted by their task counts."""
+
+def _pair_table(g: np.ndarray, n: np.ndarray, c: np.ndarray, n_groups: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per-task attempts ``n`` and successes ``c`` of groups ``g`` as a table: the
+    distinct (group, attempts, successes) and how many tasks have each (group numbers,
+    attempts, successes, task counts; in code order). One pass of one integer code per
+    task, then a bincount of the codes (a sort where that table would be large)."""
     if n.size == 0:
-        return {}
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
     top = int(n.max()) + 1
-    code = (g * top + n) * top + c
+    code = g.astype(np.int64) * top
+    code += n
+    code *= top
+    code += c
     if n_groups * top * top <= 4 * n.size + 1_000_000:
         weights = np.bincount(code, minlength=n_groups * top * top)
         cells = np.flatnonzero(weights)
@@ -402,7 +416,26 @@ def _pass_k_by_group(n: np.ndarray, c: np.ndarray, g: np.ndarray, n_groups: int,
         cells, weights = np.unique(code, return_counts=True)
     hg, rest = np.divmod(cells, top * top)
     hn, hc = np.divmod(rest, top)
-    group_ks = list(ks) if ks is not None else attempt_k_values(int(n.max()))
+    return hg, hn, hc, weights
+
+
+def _pass_k_by_group(table: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                     n_groups: int, max_attempts: np.ndarray, ks: Sequence[int] | None,
+                     confidence: float,
+                     ) -> dict[int, tuple[list[BoundedInterval | None],
+                                          list[BoundedInterval | None]]]:
+    """k -> (pass@k, pass^k) per group (None where the group does not report that k),
+    from the table of :func:`_pair_table` (per-task attempts and successes, each pair
+    with its task count): every k some task supports (1 .. the group's most attempts)
+    or ``ks``; over the tasks with at least k scored attempts (an errored attempt has
+    no outcome and is not one).
+
+    pass@k of a task is a function of its (attempts, successes), so its mean and
+    interval over tasks are those of the distinct pairs weighted by their task counts."""
+    hg, hn, hc, weights = table
+    if hn.size == 0:
+        return {}
+    group_ks = list(ks) if ks is not None else attempt_k_values(int(hn.max()))
     out = {}
     for k in group_ks:
         reported = max_attempts >= k if ks is None else max_attempts > 0

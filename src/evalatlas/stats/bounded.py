@@ -38,9 +38,10 @@ import numpy as np
 from evalatlas.stats.standard_errors import (
     GroupedIntervals,
     _cluster_labels,
+    _cluster_sums,
+    _clustered,
     _group_index,
     _kept,
-    clustered_mean_intervals,
     clustered_standard_error,
     t_quantile,
     t_quantiles,
@@ -312,12 +313,16 @@ def bounded_intervals_and_clustered_from_totals(
     lower: float = 0.0,
     upper: float = 1.0,
     binary: bool = False,
+    weights: Sequence[float] | np.ndarray | None = None,
 ) -> tuple[list[BoundedInterval], GroupedIntervals]:
     """:func:`bounded_intervals_from_totals` and the
     :func:`~evalatlas.stats.standard_errors.clustered_mean_intervals` it computes on the
     way (of the values rescaled to ``[0, 1]``: the values themselves for the default
     range), so that a caller that reports both (a summary's success rate: the bounded
-    interval and the clustered SE) passes over its millions of clusters once."""
+    interval and the clustered SE) passes over its millions of clusters once.
+    ``weights[i]``: how many clusters have cluster ``i``'s totals (a whole number; None:
+    one), as in :func:`clustered_mean_intervals`: a summary's 10M (task, agent) cells of
+    0/1 outcomes are a few thousand distinct (attempts, successes) per group."""
     check_confidence(confidence)
     if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
         raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
@@ -325,7 +330,19 @@ def bounded_intervals_and_clustered_from_totals(
     g, n_groups = _group_index(groups, nc.size, n_groups)
     sc = np.asarray(sums, dtype=float).ravel()
     qc = np.asarray(sums_of_squares, dtype=float).ravel()
-    nc, g, sc, qc = _kept(nc > 0, nc, g, sc, qc)
+    if not nc.size == sc.size == qc.size:
+        raise ValueError(f"counts ({nc.size}), sums ({sc.size}) and sums_of_squares "
+                         f"({qc.size}) differ in length")
+    if np.any(nc < 0):
+        raise ValueError("cluster counts must be >= 0")
+    if weights is None:
+        nc, g, sc, qc = _kept(nc > 0, nc, g, sc, qc)
+        w = None
+    else:
+        w = np.asarray(weights, dtype=float).ravel()
+        if w.size != nc.size:
+            raise ValueError(f"weights ({w.size}) and counts ({nc.size}) differ in length")
+        nc, g, sc, qc, w = _kept((nc > 0) & (w > 0), nc, g, sc, qc, w)
     width = upper - lower
     # rescale the totals to q = (v - lower) / width (nothing to do on [0, 1])
     if lower == 0.0 and width == 1.0:
@@ -333,13 +350,13 @@ def bounded_intervals_and_clustered_from_totals(
     else:
         s_q = (sc - lower * nc) / width
         q_q = (qc - 2 * lower * sc + lower * lower * nc) / (width * width)
-    n = np.bincount(g, weights=nc, minlength=n_groups)
-    units = np.bincount(g, minlength=n_groups)
+    sums_g = _cluster_sums(nc, s_q, q_q, g, n_groups, w)
+    n, units, s_sum, q_sum = sums_g
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.clip(np.bincount(g, weights=s_q, minlength=n_groups) / n, 0.0, 1.0)
-        spread = np.bincount(g, weights=q_q, minlength=n_groups) / n - p * p
-    clustered = clustered_mean_intervals(nc, s_q, q_q, groups=g, n_groups=n_groups,
-                                         confidence=confidence)
+        p = np.clip(s_sum / n, 0.0, 1.0)
+        spread = q_sum / n - p * p
+    clustered = _clustered(nc, s_q, q_q, g, n_groups, confidence, w, sums_g)
+    units = units.astype(np.int64)
     lo, hi, why = _decide(p, n, units, np.zeros(n_groups, dtype=bool),
                           spread <= 1e-12 * np.maximum(1.0, p), clustered.se,
                           clustered=True, confidence=confidence, bounds_defined=binary)
