@@ -128,3 +128,30 @@ def test_json_indented_is_json_dumps_indented_byte_for_byte(fixtures: Path) -> N
     assert json_indented(env) == json.dumps(env, indent=2, allow_nan=False,
                                             ensure_ascii=False)
     assert render_result(ea.summary(store), [], "json") == json_indented(env) + "\n"
+
+
+def test_json_safe_with_a_string_hook_is_json_safe_then_the_hook() -> None:
+    """json_safe(value, strings) == the hook applied to every string value of
+    json_safe(value) (keys left alone): a result envelope is made safe and redacted in
+    one walk (TableResult.to_dict; issue 23: a summary holds ~370,000 values)."""
+    import numpy as np
+
+    from evalatlas.records.redact import redact_strings, redact_text
+    from evalatlas.text import json_safe
+
+    class Name(str):
+        pass
+
+    value = {"a": 1.5, "nan": float("nan"), "inf": float("inf"), "-inf": -float("inf"),
+             1: "key not str", "np": [np.float64(2.5), np.int64(3), np.bool_(True),
+                                      np.float64("nan"), np.str_("s")],
+             "t": ("x", (None, False, 0)), "sub": Name("sk-abcdefghijklmnopqrstuvwx"),
+             "nested": {"p": {"1": {"value": 0.25, "note": "api_key=hunter2hunter2"}}},
+             "token": "Bearer abcdefghijklmnop", "n": None, "b": True}
+    got = json_safe(value, redact_text)
+    want = redact_strings(json_safe(value))
+    assert got == want and list(got) == list(want)
+    assert json.dumps(got, allow_nan=False) == json.dumps(want, allow_nan=False)
+    assert got["nan"] is None and got["inf"] == "inf" and got["np"][3] is None
+    assert "hunter2" not in json.dumps(got) and "abcdefghijklmnopqrstuvwx" not in json.dumps(got)
+    assert json_safe(value) == json_safe(value, None)

@@ -9,25 +9,50 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
-def json_safe(value: Any) -> Any:
-    """Make a value strict-JSON: NaN -> null, ±infinity -> "inf"/"-inf", recursively."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
+def json_safe(value: Any, strings: Callable[[str], str] | None = None) -> Any:
+    """Make a value strict-JSON: NaN -> null, ±infinity -> "inf"/"-inf", recursively
+    (dict keys as strings, tuples as lists, numpy scalars as Python ones).
+    ``strings``: applied to every string value (not to keys), so that a caller that
+    also rewrites the text (a result envelope's redaction) walks the value once; a
+    summary's envelope holds ~370,000 values."""
+    kind = type(value)
+    if kind is str:
+        return value if strings is None else strings(value)
+    if kind is int or kind is bool or value is None:
         return value
+    if kind is float:
+        return value if value - value == 0.0 else _non_finite(value)
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            vk = type(v)
+            if (vk is float and v - v == 0.0) or vk is int or vk is bool or v is None:
+                out[k if type(k) is str else str(k)] = v
+            else:
+                out[k if type(k) is str else str(k)] = json_safe(v, strings)
+        return out
+    if isinstance(value, str):  # a str subclass
+        return value if strings is None else strings(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _non_finite(value)
     if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v, strings) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
+        return [json_safe(v, strings) for v in value]
     if hasattr(value, "item") and callable(value.item):  # numpy scalar
-        return json_safe(value.item())
+        return json_safe(value.item(), strings)
     return value
+
+
+def _non_finite(value: float) -> str | None:
+    """NaN -> None, ±infinity -> "inf"/"-inf" (:func:`json_safe`)."""
+    if math.isnan(value):
+        return None
+    return "inf" if value > 0 else "-inf"
 
 
 _MD_SPECIAL = str.maketrans({

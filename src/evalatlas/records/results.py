@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalatlas.records.redact import redact_strings
+from evalatlas.records.redact import redact_strings, redact_text
 from evalatlas.results import ResultViews
 from evalatlas.text import json_safe
 
@@ -53,12 +53,12 @@ class TableResult(ResultViews):
         String values are passed through :func:`~evalatlas.records.redact.redact_strings`
         (an agent name or a note may quote a credential): the envelope is meant to be
         written out and shared, and the CLI prints it unchanged."""
-        env: dict[str, Any] = {"schema": self.schema, **json_safe(dict(self.meta)),
-                               "rows": [json_safe(dict(r)) for r in self.rows]}
+        env: dict[str, Any] = {"schema": redact_text(self.schema),
+                               **json_safe(dict(self.meta), redact_text),
+                               "rows": [json_safe(r, redact_text) for r in self.rows]}
         if self.notes:
-            env["notes"] = list(self.notes)
-        out: dict[str, Any] = redact_strings(env)
-        return out
+            env["notes"] = redact_strings(list(self.notes))
+        return env
 
     def to_pandas(self) -> pd.DataFrame:
         """One DataFrame row per result row (nested values such as pass@k stay dicts)."""
