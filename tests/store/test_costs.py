@@ -39,6 +39,14 @@ def test_unknown_price_models_lists_models_with_tokens_and_no_price(tmp_path: Pa
         ingest_paths(store, [tmp_path / "in"])
         # gpt-5-mini was priced at ingest; mystery-2 has no tokens to price
         assert unknown_price_models(store) == ["mystery-1", "openai/zz-unknown"]
+        # a caller that counted the episodes without a cost: the same list, and none
+        # (no query) when it counted none
+        without = store.con.execute("SELECT count(*) - count(cost_usd) FROM episodes"
+                                    ).fetchall()[0][0]
+        assert without == 6  # mystery-1, zz-unknown and mystery-2 (no tokens): 2 each
+        assert unknown_price_models(store, without_cost=without) == [
+            "mystery-1", "openai/zz-unknown"]
+        assert unknown_price_models(store, without_cost=0) == []
 
 
 def test_ingest_fills_cost_and_store_lists_unknown_models(tmp_path: Path) -> None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 import evalatlas as ea
 from evalatlas.pricing.names import normalise_model_name
 from evalatlas.store.db import MODEL_KEY_SQL, StoreConnection
+
+REPO = Path(__file__).resolve().parents[2]
 
 # long spellings (> 12 bytes: DuckDB keeps such strings out of line, where duckdb 1.5.5's
 # Arrow UDFs read them after they were freed, duckdb/duckdb#20606)
@@ -158,3 +163,44 @@ def test_ingest_runs_single_threaded_and_restores_the_setting(fixtures: Path, tm
         ingest_paths(s, [fixtures / "swebench-verified"])
         assert s.query("SELECT count(*) AS n, sum(reward) AS r FROM episodes") == one
         assert s.con.execute("SELECT current_setting('threads')").fetchall() == [(1,)]
+
+
+def _budget_mib(store: StoreConnection) -> float:
+    # current_setting shows e.g. "953.6 MiB" or "2.9 GiB"
+    value, unit = store.con.execute(
+        "SELECT current_setting('memory_limit')").fetchall()[0][0].split()
+    return float(value) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[unit]
+
+
+def test_read_budget_is_larger_inside_the_block_and_restored_after(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalatlas.store import db as db_mod
+
+    monkeypatch.delenv(db_mod.ENV_MEMORY, raising=False)
+    with StoreConnection(tmp_path / "s.duckdb") as store:
+        before = _budget_mib(store)
+        assert 900 < before < 1000  # the 1 GB default (953.6 MiB)
+        with store.read_budget():
+            inside = _budget_mib(store)
+        ram_mib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+        want = min(db_mod.READ_MEMORY_LIMIT_MIB, int(ram_mib * 0.4))
+        assert abs(inside - want) <= want * 0.01
+        assert _budget_mib(store) == before
+    # the summary's scan reads within it and leaves the budget as it found it
+    with ea.open(tmp_path / "s.duckdb") as store:
+        store.ingest(REPO / "examples")
+        before = _budget_mib(store)
+        ea.summary(store)
+        assert _budget_mib(store) == before
+
+
+def test_read_budget_keeps_the_users_budget(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalatlas.store import db as db_mod
+
+    monkeypatch.setenv(db_mod.ENV_MEMORY, "512MB")
+    with StoreConnection(tmp_path / "s.duckdb") as store:
+        before = _budget_mib(store)
+        assert 480 < before < 500  # 512 MB = 488.2 MiB
+        with store.read_budget():
+            assert _budget_mib(store) == before

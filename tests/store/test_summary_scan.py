@@ -14,7 +14,7 @@ import evalatlas as ea
 from evalatlas.store.catalog import cost_totals, group_experiments
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.outcomes import task_outcome_counts
-from evalatlas.store.queries import rewards_by_group, summary_totals
+from evalatlas.store.queries import error_counts, rewards_by_group, summary_totals
 from evalatlas.store.summary_scan import summary_scan
 
 REPO = Path(__file__).resolve().parents[2]
@@ -107,6 +107,28 @@ def _same_arrays(old: dict[str, Any], new: dict[str, Any]) -> None:
             assert list(a) == list(b), col
 
 
+def _kinds_by_group(rows: list[dict[str, Any]], n: int) -> dict[tuple, list[tuple]]:
+    """Error rows as group -> [(kind, episodes)] in row order (the order within a group
+    is fixed: most first, then by kind; rows of two groups may tie)."""
+    out: dict[tuple, list[tuple]] = {}
+    for r in rows:
+        out.setdefault(tuple(r[f"k{i}"] for i in range(n)), []).append((r["kind"], int(r["n"])))
+    return out
+
+
+def test_the_error_kinds_from_the_units_scan_equal_error_counts(
+        stores: list[StoreConnection]) -> None:
+    seen = 0
+    for store in stores:
+        for by in GROUPINGS:
+            old = error_counts(store, by)
+            new = summary_scan(store, by).errors
+            assert _kinds_by_group(new, len(by)) == _kinds_by_group(old, len(by)), by
+            assert [r["n"] for r in new] == sorted((r["n"] for r in new), reverse=True)
+            seen += len(old)
+    assert seen > 20  # the fixtures hold errors of several kinds
+
+
 @pytest.mark.parametrize("outcome", ["any", "harness", "judge"])
 def test_scan_equals_the_per_query_functions(stores: list[StoreConnection], outcome: str) -> None:
     for store in stores:
@@ -160,7 +182,10 @@ def test_an_experiment_selection_keeps_only_its_episodes(stores: list[StoreConne
         store, ["agent"], experiment=ids)]
     assert sum(r["episodes"] for r in scan.totals) == store.query(
         "SELECT count(*) AS n FROM episodes WHERE experiment_id IN (?, ?)", ids)[0]["n"]
-    assert summary_scan(store, ["agent"], experiment=[]).totals == []
+    assert _kinds_by_group(scan.errors, 1) == _kinds_by_group(
+        error_counts(store, ["agent"], experiment=ids), 1)
+    empty = summary_scan(store, ["agent"], experiment=[])
+    assert empty.totals == [] and empty.errors == []
 
 
 def test_no_temporary_table_is_left_behind(stores: list[StoreConnection]) -> None:

@@ -50,7 +50,6 @@ from evalatlas.store.catalog import experiment_catalog
 from evalatlas.store.costs import unknown_price_models
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.published import published_metrics, score_values, source_notes
-from evalatlas.store.queries import error_counts
 from evalatlas.store.selection import experiments_of
 from evalatlas.store.summary_scan import summary_scan
 
@@ -75,7 +74,7 @@ def _rows(store: StoreConnection, groups: list[str], ids: list[str] | None, *, c
     """The per-group numbers of one block of experiments (None: all), from two scans of
     the episodes (:func:`evalatlas.store.summary_scan.summary_scan`)."""
     scan = summary_scan(store, groups, experiment=ids, outcome=outcome)
-    rows = group_rows(scan.totals, error_counts(store, groups, experiment=ids),
+    rows = group_rows(scan.totals, scan.errors,
                       scan.rewards, groups, confidence=confidence, missing=missing)
     if len(groups) == 1:
         labels = {r["k0"]: r["g0"] for r in scan.totals}
@@ -159,7 +158,10 @@ def summary_of(
                                                 mean_reward=row.get("mean_reward"))}
             for e in exps if e in heads]
     rows = rank_rows(rows, groups)
-    unpriced = unknown_price_models(store)
+    # every episode is in a row when nothing is selected: their count of unknown costs
+    # spares the query when it is 0
+    unpriced = unknown_price_models(store, without_cost=None if ids is not None else sum(
+        int(r["cost_unknown_episodes"]) for r in rows))
     result = summary_result(rows, groups, confidence=confidence,
                             unknown_price_models=unpriced)
     result.meta.update(outcome=outcome, missing=missing,

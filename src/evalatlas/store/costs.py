@@ -131,12 +131,20 @@ def _price_model(
             [label, today, *coef, model, *params])
 
 
-def unknown_price_models(store: BatchTarget, *, book: PriceBook | None = None) -> list[str]:
+def unknown_price_models(store: BatchTarget, *, book: PriceBook | None = None,
+                         without_cost: int | None = None) -> list[str]:
     """Models in the store whose episodes have tokens but no cost and no known price
     (``book``, default: the prices in force).
 
     For ``summary`` to list, so an unknown cost is visible instead of silently missing.
+    ``without_cost``: how many of the store's episodes have no cost, when the caller
+    has counted them (the summary of every experiment has): 0 needs no query (on a
+    lake the filter reads the whole ``cost_usd`` column of every Parquet file: 0.84 s
+    at 100M episodes, against 0.01 s on a file store, which skips its blocks by their
+    statistics).
     """
+    if without_cost == 0:
+        return []
     rows = store.con.execute(
         "SELECT DISTINCT llm_model FROM episodes WHERE cost_usd IS NULL "
         "AND llm_model IS NOT NULL AND (prompt_tokens IS NOT NULL "

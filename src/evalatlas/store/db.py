@@ -53,6 +53,11 @@ ENV_DB = "EVALATLAS_DB"
 ENV_MEMORY = "EVALATLAS_MEMORY_LIMIT"
 DEFAULT_MEMORY_LIMIT = "1GB"
 """DuckDB's own budget (it spills to disk beyond it), so ingest memory stays bounded."""
+READ_MEMORY_LIMIT_MIB = 3072
+"""DuckDB's budget inside :meth:`StoreConnection.read_budget` (MiB; at most 40% of the
+machine's memory): the summary's one large aggregation, 10M (group, task) cells at 100M
+episodes, holds ~2.7 GB and spilled 1.3 GB to disk (written and read back) under the
+1 GB default (2026-11-27, lake of 100M: the process peaks at 3.0 GB, < 4 GB)."""
 
 @functools.cache
 def _arrow_types() -> dict[str, pa.DataType]:
@@ -475,6 +480,33 @@ class StoreConnection:
         finally:
             with contextlib.suppress(duckdb.Error, RuntimeError):
                 self.con.execute(f"SET threads = {int(before)}")
+
+    @contextlib.contextmanager
+    def read_budget(self) -> Iterator[None]:
+        """Inside the block DuckDB may hold :data:`READ_MEMORY_LIMIT_MIB` before it
+        spills to disk (the store's budget again after it), unless ``EVALATLAS_MEMORY_LIMIT`` is set:
+        the user's budget stays the budget.
+
+        Why: the 1 GB default bounds an ingest, whose batches never need more; a read
+        that aggregates millions of groups at once (the summary's cells) spilled most of
+        its hash table to disk under it, and writing and reading it back cost more than
+        the aggregation (sys time on this machine). The setting is the instance's:
+        other queries sharing it get the larger budget meanwhile."""
+        if os.environ.get(ENV_MEMORY):
+            yield
+            return
+        try:
+            ram_mib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+        except (ValueError, OSError):
+            ram_mib = 0
+        size = min(READ_MEMORY_LIMIT_MIB, int(ram_mib * 0.4)) if ram_mib else READ_MEMORY_LIMIT_MIB
+        self.con.execute(f"SET memory_limit = '{size}MiB'")
+        try:
+            yield
+        finally:
+            # the store's own budget, as opened (current_setting's text is rounded)
+            with contextlib.suppress(duckdb.Error, RuntimeError):
+                self.con.execute(f"SET memory_limit = '{_memory_limit()}'")
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of this store's DuckDB instance (a query streamed in chunks, another

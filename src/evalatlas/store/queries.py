@@ -156,6 +156,13 @@ def _group_sql(by: list[str]) -> tuple[list[tuple[str, str, str]], str, str, str
     return exprs, keys, disps, gb
 
 
+ERROR_ROWS = "(e.status <> 'completed' OR e.error_type IS NOT NULL)"
+"""The episodes that count as errors (status other than completed, or an error type)."""
+ERROR_KIND = "coalesce(e.error_type, e.status)"
+"""An error's kind: its error type, else its status (never NULL where :data:`ERROR_ROWS`
+holds)."""
+
+
 _JUDGE_PRESENT = "json_type(e.judge_usage) = 'OBJECT'"
 _JUDGE_TOKENS = ("coalesce(TRY_CAST(e.judge_usage->>'$.total_tokens' AS BIGINT), "
                  "TRY_CAST(e.judge_usage->>'$.prompt_tokens' AS BIGINT) "
@@ -172,8 +179,7 @@ _TOTAL_PARTS: tuple[tuple[str, str], ...] = (
     ("judged_outcomes", "count(*) FILTER (WHERE e.outcome_judged)"),
     ("_reward_sum", "fsum(e.reward)"),
     ("_reward_n", "count(e.reward)"),
-    ("errors", "sum(CASE WHEN e.status <> 'completed' OR e.error_type IS NOT NULL "
-               "THEN 1 ELSE 0 END)"),
+    ("errors", f"sum(CASE WHEN {ERROR_ROWS} THEN 1 ELSE 0 END)"),
     ("total_tokens", "sum(e.total_tokens)"),
     ("token_episodes", "count(e.total_tokens)"),
     ("total_cost_usd", "fsum(e.cost_usd)"),
@@ -281,13 +287,15 @@ def summary_totals(
 def error_counts(
     store: StoreConnection, by: list[str], *, experiment: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per group (``k0..``) and error kind (error type, else status): ``n`` episodes."""
+    """Per group (``k0..``) and error kind (:data:`ERROR_KIND`): ``n`` episodes
+    (:data:`ERROR_ROWS`), most first, then by kind. The summary reads the same rows from
+    its units scan (:mod:`evalatlas.store.summary_scan`)."""
     _, keys, _, gb = _group_sql(by)
     where, params = experiment_filter(experiment)
     return store.query(f"""
-        SELECT {keys}, coalesce(e.error_type, e.status) AS kind, count(*) AS n
+        SELECT {keys}, {ERROR_KIND} AS kind, count(*) AS n
         FROM episodes e LEFT JOIN experiments x USING (experiment_id)
-        {where} {"AND" if where else "WHERE"} (e.status <> 'completed' OR e.error_type IS NOT NULL)
+        {where} {"AND" if where else "WHERE"} {ERROR_ROWS}
         GROUP BY {gb}, kind ORDER BY n DESC, kind
     """, params)
 
