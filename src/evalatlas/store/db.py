@@ -484,8 +484,8 @@ class StoreConnection:
     @contextlib.contextmanager
     def read_budget(self) -> Iterator[None]:
         """Inside the block DuckDB may hold :data:`READ_MEMORY_LIMIT_MIB` before it
-        spills to disk (the store's budget again after it), unless ``EVALATLAS_MEMORY_LIMIT`` is set:
-        the user's budget stays the budget.
+        spills to disk (the store's budget again after it), unless
+        ``EVALATLAS_MEMORY_LIMIT`` is set: the user's budget stays the budget.
 
         Why: the 1 GB default bounds an ingest, whose batches never need more; a read
         that aggregates millions of groups at once (the summary's cells) spilled most of
