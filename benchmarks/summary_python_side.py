@@ -83,7 +83,7 @@ def replay(folder: Path, repeats: int) -> int:
     from evalatlas.store import summary_scan as ss
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from summary_cases import _same
+    from summary_same import differences
 
     print(f"imports {time.perf_counter() - start:.2f} s", file=sys.stderr)
     with open(folder / "cap.pkl", "rb") as fh:
@@ -136,7 +136,8 @@ def replay(folder: Path, repeats: int) -> int:
         text = render_result(result, [], "json") or ""
         wall, cpu = time.perf_counter() - wall, _cpu() - cpu
         try:
-            _same(expected, json.loads(text), "")
+            diffs = differences(expected, json.loads(text))
+            assert not diffs, diffs[:5]
         except AssertionError as exc:
             same = False
             print(f"DIFFERENT: {str(exc)[:300]}", file=sys.stderr)
