@@ -39,6 +39,7 @@ from evalatlas.stats.standard_errors import (
     GroupedIntervals,
     _cluster_labels,
     _cluster_sums,
+    _cluster_totals,
     _clustered,
     _group_index,
     _kept,
@@ -326,23 +327,8 @@ def bounded_intervals_and_clustered_from_totals(
     check_confidence(confidence)
     if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
         raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
-    nc = np.asarray(counts, dtype=float).ravel()
-    g, n_groups = _group_index(groups, nc.size, n_groups)
-    sc = np.asarray(sums, dtype=float).ravel()
-    qc = np.asarray(sums_of_squares, dtype=float).ravel()
-    if not nc.size == sc.size == qc.size:
-        raise ValueError(f"counts ({nc.size}), sums ({sc.size}) and sums_of_squares "
-                         f"({qc.size}) differ in length")
-    if np.any(nc < 0):
-        raise ValueError("cluster counts must be >= 0")
-    if weights is None:
-        nc, g, sc, qc = _kept(nc > 0, nc, g, sc, qc)
-        w = None
-    else:
-        w = np.asarray(weights, dtype=float).ravel()
-        if w.size != nc.size:
-            raise ValueError(f"weights ({w.size}) and counts ({nc.size}) differ in length")
-        nc, g, sc, qc, w = _kept((nc > 0) & (w > 0), nc, g, sc, qc, w)
+    nc, sc, qc, g, n_groups, w = _cluster_totals(counts, sums, sums_of_squares, groups,
+                                                  n_groups, weights)
     width = upper - lower
     # rescale the totals to q = (v - lower) / width (nothing to do on [0, 1])
     if lower == 0.0 and width == 1.0:

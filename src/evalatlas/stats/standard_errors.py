@@ -283,6 +283,33 @@ def _kept(mask: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
     return [a[mask] for a in arrays]
 
 
+def _cluster_totals(
+    counts: Any, sums: Any, sums_of_squares: Any, groups: Any, n_groups: int | None,
+    weights: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray | None]:
+    """Clusters' totals checked and as float arrays, with their group numbers and
+    weights (None: one cluster each), keeping only clusters with a count (and a weight)
+    > 0: the inputs of the grouped clustered intervals (this module's and
+    :mod:`evalatlas.stats.bounded`'s), checked in one place."""
+    nc = np.asarray(counts, dtype=float).ravel()
+    sc = np.asarray(sums, dtype=float).ravel()
+    qc = np.asarray(sums_of_squares, dtype=float).ravel()
+    if not nc.size == sc.size == qc.size:
+        raise ValueError(f"counts ({nc.size}), sums ({sc.size}) and sums_of_squares "
+                         f"({qc.size}) differ in length")
+    if np.any(nc < 0):
+        raise ValueError("cluster counts must be >= 0")
+    g, n_groups = _group_index(groups, nc.size, n_groups)
+    if weights is None:
+        nc, sc, qc, g = _kept(nc > 0, nc, sc, qc, g)
+        return nc, sc, qc, g, n_groups, None
+    w = np.asarray(weights, dtype=float).ravel()
+    if w.size != nc.size:
+        raise ValueError(f"weights ({w.size}) and counts ({nc.size}) differ in length")
+    nc, sc, qc, g, w = _kept((nc > 0) & (w > 0), nc, sc, qc, g, w)
+    return nc, sc, qc, g, n_groups, w
+
+
 def _group_index(groups: Any, size: int, n_groups: int | None) -> tuple[np.ndarray, int]:
     """Group numbers ``0 .. n_groups - 1`` as an int array of ``size`` entries."""
     g = np.zeros(size, dtype=np.int64) if groups is None else np.asarray(groups).ravel()
@@ -318,23 +345,8 @@ def clustered_mean_intervals(
     take one pass over their cells instead of 2,000 calls."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    nc = np.asarray(counts, dtype=float).ravel()
-    sc = np.asarray(sums, dtype=float).ravel()
-    qc = np.asarray(sums_of_squares, dtype=float).ravel()
-    if not nc.size == sc.size == qc.size:
-        raise ValueError(f"counts ({nc.size}), sums ({sc.size}) and sums_of_squares "
-                         f"({qc.size}) differ in length")
-    if np.any(nc < 0):
-        raise ValueError("cluster counts must be >= 0")
-    g, n_groups = _group_index(groups, nc.size, n_groups)
-    if weights is None:
-        nc, sc, qc, g = _kept(nc > 0, nc, sc, qc, g)
-        w = None
-    else:
-        w = np.asarray(weights, dtype=float).ravel()
-        if w.size != nc.size:
-            raise ValueError(f"weights ({w.size}) and counts ({nc.size}) differ in length")
-        nc, sc, qc, g, w = _kept((nc > 0) & (w > 0), nc, sc, qc, g, w)
+    nc, sc, qc, g, n_groups, w = _cluster_totals(counts, sums, sums_of_squares, groups,
+                                                  n_groups, weights)
     return _clustered(nc, sc, qc, g, n_groups, confidence, w)
 
 
