@@ -310,3 +310,59 @@ def test_cluster_weights_equal_the_clusters_repeated() -> None:
     assert got.n_clusters[6] == 0 and np.isnan(got.se[6])  # a group without clusters
     with pytest.raises(ValueError, match="weights"):
         clustered_mean_intervals(counts, sums, sums, weights=weights[:5])
+
+
+def _same_bounded(got: list, ref: list) -> None:
+    for a, b in zip(got, ref, strict=True):
+        assert (a.reason, a.n, a.n_units, a.method) == (b.reason, b.n, b.n_units, b.method)
+        for x, y in ((a.estimate, b.estimate), (a.low, b.low), (a.high, b.high)):
+            assert (x is None and y is None) or x == pytest.approx(y, rel=1e-12)
+
+
+def test_group_sums_give_the_numbers_of_the_clusters() -> None:
+    """issue 23: a summary's cells stay in the database, which hands out per-group sums
+    (ClusterSums, RatioSums) instead; from those sums the intervals are the ones of the
+    clusters themselves: on any range (the sums rescaled, not the clusters), with the
+    all-equal and one-cluster reasons, and a ratio that is the same in every task still
+    says so (the spread is summed in two passes, no cancellation)."""
+    from evalatlas.stats.bounded import (
+        bounded_intervals_and_clustered_from_sums,
+        bounded_intervals_and_clustered_from_totals,
+        nonnegative_ratio_intervals,
+        nonnegative_ratio_intervals_from_sums,
+        ratio_sums,
+    )
+    from evalatlas.stats.standard_errors import cluster_sums
+
+    rng = np.random.default_rng(23)
+    groups = rng.integers(0, 5, 400)
+    counts = rng.integers(0, 6, 400).astype(float)
+    values = rng.uniform(-2.0, 3.0, (400, 6)) * (np.arange(6) < counts[:, None])
+    sums, squares = values.sum(axis=1), (values * values).sum(axis=1)
+    # group 5: every value 3.0 (all equal); group 6: one cluster; group 7: none
+    extra = np.array([5, 5, 5, 6])
+    groups = np.concatenate((groups, extra))
+    counts = np.concatenate((counts, [2.0, 1.0, 4.0, 3.0]))
+    sums = np.concatenate((sums, [6.0, 3.0, 12.0, 1.5]))
+    squares = np.concatenate((squares, [18.0, 9.0, 36.0, 1.0]))
+    summed = cluster_sums(counts, sums, squares, groups=groups, n_groups=8)
+    for binary in (True, False):
+        ref_b, ref_c = bounded_intervals_and_clustered_from_totals(
+            counts, sums, squares, groups=groups, n_groups=8, lower=-2.0, upper=3.0,
+            binary=binary)
+        got_b, got_c = bounded_intervals_and_clustered_from_sums(
+            summed, lower=-2.0, upper=3.0, binary=binary)
+        _same_bounded(got_b, ref_b)
+        np.testing.assert_allclose(got_c.se, ref_c.se, rtol=1e-9)
+    assert got_b[5].reason == "every value is equal: no spread to estimate"
+    assert got_b[6].reason.startswith("one task") and got_b[7].reason == "no values"
+    # ratios: per group as the one-group function gives them; group 3 every task 2.5/1
+    a = rng.gamma(2.0, 1.0, 400)
+    b = rng.integers(0, 4, 400).astype(float)
+    g = rng.integers(0, 4, 400)
+    a[g == 3] = 2.5 * b[g == 3] + 0.0
+    got = nonnegative_ratio_intervals_from_sums(ratio_sums(a, b, groups=g, n_groups=5))
+    ref = [nonnegative_ratio_intervals(a[g == i], b[g == i])[0] for i in range(5)]
+    _same_bounded(got, ref)
+    assert got[3].reason == "every task has the same ratio: no spread to estimate"
+    assert got[0].low is not None and got[4].reason == "no values"

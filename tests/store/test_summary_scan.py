@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import evalatlas as ea
+from evalatlas.stats.bounded import ratio_sums
+from evalatlas.stats.standard_errors import cluster_sums
 from evalatlas.store.catalog import cost_totals, group_experiments
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.outcomes import task_outcome_counts
@@ -131,6 +133,7 @@ def test_the_error_kinds_from_the_units_scan_equal_error_counts(
 
 @pytest.mark.parametrize("outcome", ["any", "harness", "judge"])
 def test_scan_equals_the_per_query_functions(stores: list[StoreConnection], outcome: str) -> None:
+    forms = {True: 0, False: 0}
     for store in stores:
         tasks = _tasks(store)
         for by in GROUPINGS:
@@ -143,19 +146,48 @@ def test_scan_equals_the_per_query_functions(stores: list[StoreConnection], outc
             rewards = rewards_by_group(store, by, outcome=outcome)
             new = dict(scan.rewards)
             group_lo, group_hi = new.pop("group_lo"), new.pop("group_hi")
+            summed = "sums" in new  # each group one agent's: per-group sums, no cells
+            forms[summed] += 1
             # the scan reads each group's reward range, not each task's: the least and
             # largest of the per-task ranges
             for i in range(len(new["group_keys"])):
-                if (np.asarray(new["g"]) == i).any():
+                if (new["sums"]["clusters"][i] > 0 if summed
+                        else (np.asarray(new["g"]) == i).any()):
                     assert (group_lo[i], group_hi[i]) == (
                         np.min(_group_of(rewards, new, i, "lo")),
                         np.max(_group_of(rewards, new, i, "hi"))), (by, i)
                 else:  # no known reward in the group
                     assert np.isnan(group_lo[i]) and np.isnan(group_hi[i]), (by, i)
             old_rewards = {c: v for c, v in rewards.items() if c not in ("lo", "hi")}
-            _same_arrays(*_sorted(old_rewards, _keyed(new, len(by), tasks)))
+            if summed:
+                g = _numbers_of(old_rewards, new["group_keys"])
+                _same_sums(cluster_sums(old_rewards["n"], old_rewards["s"], old_rewards["q"],
+                                        groups=g, n_groups=len(new["group_keys"]))._asdict(),
+                           new["sums"], (by, outcome))
+            else:
+                _same_arrays(*_sorted(old_rewards, _keyed(new, len(by), tasks)))
             assert scan.members == group_experiments(store, by)
-            if len(by) == 1:
+            if len(by) == 1 and summed:
+                counts, _ = task_outcome_counts(store, by[0], outcome=outcome)
+                keys = scan.outcomes["group_keys"]
+                g = _numbers_of(counts, keys)
+                n, c = np.asarray(counts["n"]), np.asarray(counts["c"])
+                assert (n > 0).all()
+                # one agent per group: the table of distinct (group, attempts, successes)
+                table, w = np.unique(np.stack([g, n, c]), axis=1, return_counts=True)
+                assert [a.tolist() for a in scan.outcomes["table"]] == [
+                    *table.tolist(), w.tolist()], by
+                costs = cost_totals(store, by[0], outcome=outcome)
+                g = _numbers_of(costs, scan.costs["group_keys"])
+                n_groups = len(scan.costs["group_keys"])
+                assert scan.costs["cells"].tolist() == np.bincount(
+                    g, minlength=n_groups).tolist(), by
+                for name, (a, b) in (("per_episode", ("cost", "n")),
+                                     ("per_success", ("cost_o", "s"))):
+                    _same_sums(ratio_sums(costs[a], costs[b], groups=g,
+                                          n_groups=n_groups)._asdict(),
+                               scan.costs[name], (by, outcome, name))
+            elif len(by) == 1:
                 counts, _ = task_outcome_counts(store, by[0], outcome=outcome)
                 # agents come as numbers in agent-key order: one number per agent
                 new = _keyed(scan.outcomes, 1, tasks)
@@ -171,55 +203,35 @@ def test_scan_equals_the_per_query_functions(stores: list[StoreConnection], outc
                 _same_arrays(counts, new)
                 _same_arrays(*_sorted(cost_totals(store, by[0], outcome=outcome),
                                       _keyed(scan.costs, 1, tasks)))
+    # both forms are checked: groups of one agent (sums) and of several (cells)
+    assert forms[True] and forms[False], forms
 
 
-def test_an_experiment_selection_keeps_only_its_episodes(stores: list[StoreConnection]) -> None:
-    store = stores[1]
-    ids = [r["experiment_id"] for r in store.query(
-        "SELECT experiment_id FROM experiments ORDER BY experiment_id LIMIT 2")]
-    scan = summary_scan(store, ["agent"], experiment=ids)
-    assert [r["k0"] for r in scan.totals] == [r["k0"] for r in summary_totals(
-        store, ["agent"], experiment=ids)]
-    assert sum(r["episodes"] for r in scan.totals) == store.query(
-        "SELECT count(*) AS n FROM episodes WHERE experiment_id IN (?, ?)", ids)[0]["n"]
-    assert _kinds_by_group(scan.errors, 1) == _kinds_by_group(
-        error_counts(store, ["agent"], experiment=ids), 1)
-    empty = summary_scan(store, ["agent"], experiment=[])
-    assert empty.totals == [] and empty.errors == []
+def _numbers_of(arrays: dict[str, Any], group_keys: list[Any]) -> np.ndarray:
+    """The scan's group number of each row of per-query arrays (key columns ``k`` or
+    ``k0``..)."""
+    number = {k if isinstance(k, tuple) else (k,): i for i, k in enumerate(group_keys)}
+    names = ["k"] if "k" in arrays else sorted(c for c in arrays if c[:1] == "k"
+                                               and c[1:].isdigit())
+    rows = zip(*(arrays[c] for c in names), strict=True)
+    return np.asarray([number[tuple(r)] for r in rows], dtype=np.int64)
 
 
-def test_no_temporary_table_is_left_behind(stores: list[StoreConnection]) -> None:
-    store = stores[0]
-    summary_scan(store, ["agent"])
-    assert not store.query("SELECT table_name FROM duckdb_tables() WHERE temporary")
-
-
-def test_the_judges_parts_over_the_episodes_with_judge_usage_equal_the_one_pass_totals(
-        tmp_path: Path) -> None:
-    """The scan sums the judge's usage over the episodes that have some (a filtered
-    second scan; the four aggregates over NULLs were a quarter of the totals' time at
-    100M episodes): the same totals as summary_totals's one pass, for every grouping and
-    a selection, with judge usage that is an object with or without cost, prompt +
-    completion tokens only, not an object, or absent."""
-    store = ea.open(tmp_path / "judged.duckdb")
-    store.ingest(REPO / "examples")
-    ids = [r["trajectory_id"] for r in store.query(
-        "SELECT DISTINCT trajectory_id FROM episodes ORDER BY trajectory_id")]
-    usages = ['{"total_tokens": 120, "total_cost_usd": 0.25}', '{"prompt_tokens": 7, '
-              '"completion_tokens": 5}', '[1, 2]', '3', '{"total_cost_usd": 1.5}', None]
-    for i, tid in enumerate(ids[: len(ids) // 2]):
-        store.con.execute("UPDATE episodes SET judge_usage = ? WHERE trajectory_id = ?",
-                          [usages[i % len(usages)], tid])
-    some = [r["experiment_id"] for r in store.query(
-        "SELECT experiment_id FROM experiments ORDER BY experiment_id LIMIT 2")]
-    for by in GROUPINGS:
-        for selection in (None, some):
-            old = summary_totals(store, by, experiment=selection)
-            new = summary_scan(store, by, experiment=selection).totals
-            _same_rows(_by_name(old, len(by)), _by_name(new, len(by)), (by, selection))
-            assert any(r["judge_usage_episodes"] for r in new), by
-            assert any(r["judge_cost_unknown_episodes"] for r in new), by
-    store.close()
+def _same_sums(old: dict[str, Any], new: dict[str, Any], what: object) -> None:
+    """Per-group sums equal: counts exactly, sums to 1e-12 relative (another order);
+    the squared deviations to 1e-9 of the group's sum of squares (computed from means
+    that are themselves sums in another order)."""
+    assert set(old) == set(new), what
+    for name in old:
+        a, b = np.asarray(old[name], dtype=float), np.asarray(new[name], dtype=float)
+        assert a.shape == b.shape, (what, name)
+        if name == "spread":
+            scale = np.asarray(old.get("squares", np.zeros_like(a)), dtype=float)
+            known = ~np.isnan(a)
+            assert np.all(np.abs(a[known] - b[known]) <= 1e-9 * np.maximum(
+                1.0, np.abs(scale[known]) + np.abs(a[known]))), (what, name)
+        else:
+            assert np.allclose(a, b, rtol=1e-12, atol=0), (what, name, a, b)
 
 
 def test_shape_leaves_out_only_cells_without_a_known_value() -> None:

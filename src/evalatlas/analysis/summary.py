@@ -39,13 +39,19 @@ from evalatlas.metrics.outcomes import attempt_k_values, pass_at_k_counts, pass_
 from evalatlas.records.names import benchmark_tasks
 from evalatlas.stats.bounded import (
     BoundedInterval,
+    RatioSums,
+    bounded_intervals_and_clustered_from_sums,
     bounded_intervals_and_clustered_from_totals,
-    bounded_intervals_from_totals,
     bounded_mean_intervals,
-    nonnegative_ratio_intervals,
+    nonnegative_ratio_intervals_from_sums,
+    ratio_sums,
 )
 from evalatlas.stats.intervals import wilson_interval
-from evalatlas.stats.standard_errors import clustered_mean_intervals
+from evalatlas.stats.standard_errors import (
+    ClusterSums,
+    cluster_sums,
+    clustered_intervals_from_sums,
+)
 
 
 @dataclass
@@ -225,39 +231,36 @@ def _mean_reward_intervals(
 ) -> dict[tuple, tuple[float | None, float | None]]:
     """group key -> (low, high) of mean reward, tasks as clusters, over known rewards,
     from the per-(group, task) totals of :func:`~evalatlas.store.queries.rewards_by_group`
-    (or the scan's, with group numbers).
+    (or the scan's, with group numbers; or its per-group ``sums``, the fields of
+    :class:`~evalatlas.stats.standard_errors.ClusterSums`: the same numbers).
 
     Rewards in [0, 1] (the usual case) get :func:`bounded_interval_from_totals` (inside
     [0, 1]); rewards outside it have no known range: the clustered t interval. Every group
     at once (:func:`~evalatlas.stats.bounded.bounded_intervals_from_totals`)."""
-    if len(arrays.get("n", ())) == 0:
-        return {}
-    g, keys = group_numbers(arrays, [f"k{i}" for i in range(n_keys)])
+    if "sums" in arrays:  # the scan's per-group sums (the cells stayed in the store)
+        keys = list(arrays["group_keys"])
+        sums = ClusterSums(**arrays["sums"])
+        present = np.asarray(sums.clusters) > 0
+    else:
+        if len(arrays.get("n", ())) == 0:
+            return {}
+        g, keys = group_numbers(arrays, [f"k{i}" for i in range(n_keys)])
+        sums = cluster_sums(arrays["n"], arrays["s"], arrays["q"], groups=g,
+                            n_groups=len(keys))
+        present = np.bincount(g, minlength=len(keys)) > 0
     keys = [k if isinstance(k, tuple) else (k,) for k in keys]
-    n_groups = len(keys)
-    counts = np.asarray(arrays["n"], dtype=float)
-    sums = np.asarray(arrays["s"], dtype=float)
-    squares = np.asarray(arrays["q"], dtype=float)
     if "group_lo" in arrays:  # the scan's least and largest reward per group number
         low_min = np.asarray(arrays["group_lo"], dtype=float)
         high_max = np.asarray(arrays["group_hi"], dtype=float)
     else:
-        low_min, _ = _group_min_max(np.asarray(arrays["lo"], dtype=float), g, n_groups)
-        _, high_max = _group_min_max(np.asarray(arrays["hi"], dtype=float), g, n_groups)
-    present = np.bincount(g, minlength=n_groups) > 0
+        low_min, _ = _group_min_max(np.asarray(arrays["lo"], dtype=float), g, len(keys))
+        _, high_max = _group_min_max(np.asarray(arrays["hi"], dtype=float), g, len(keys))
     unit = (low_min >= 0.0) & (high_max <= 1.0)
-    rows = unit[g]
+    # every group both ways (a group's numbers are its own): the bounded interval where
+    # the rewards lie in [0, 1], the clustered t interval elsewhere
+    bounded = bounded_intervals_and_clustered_from_sums(sums, confidence=confidence)[0]
+    other = clustered_intervals_from_sums(sums, confidence=confidence)
     out: dict[tuple, tuple[float | None, float | None]] = {}
-    if rows.all():  # the usual case: no copies of the cells
-        bounded_rows, other_rows = (counts, sums, squares, g), (counts[:0], sums[:0],
-                                                                squares[:0], g[:0])
-    else:
-        bounded_rows = (counts[rows], sums[rows], squares[rows], g[rows])
-        other_rows = (counts[~rows], sums[~rows], squares[~rows], g[~rows])
-    bounded = bounded_intervals_from_totals(*bounded_rows[:3], groups=bounded_rows[3],
-                                            n_groups=n_groups, confidence=confidence)
-    other = clustered_mean_intervals(*other_rows[:3], groups=other_rows[3],
-                                     n_groups=n_groups, confidence=confidence)
     for i in np.flatnonzero(present):
         if unit[i]:
             out[keys[i]] = (bounded[i].low, bounded[i].high)
@@ -278,7 +281,9 @@ def outcome_rows(
     """One row per group: success rate with Wilson and task-clustered intervals, pass@k and
     pass^k [CI], from :func:`~evalatlas.store.outcomes.task_outcome_counts` (arrays ``k``,
     ``agent_k``, ``task``, ``n``, ``c``; or the scan's, with group numbers ``g`` and
-    ``group_keys``; any order).
+    ``group_keys``; any order; or, where each group is one agent's, the scan's ``table``
+    of distinct (group number, attempts, successes) and their task counts, which is
+    what every number below is computed from).
 
     pass@k and pass^k are computed per (agent, task) from that agent's own attempts, then
     averaged over the tasks with at least k attempts, for k = 1 .. the most attempts of
@@ -293,19 +298,28 @@ def outcome_rows(
     (:func:`pass_at_k_counts`) on the distinct pairs and
     :func:`~evalatlas.stats.bounded.bounded_mean_intervals` with those task counts as
     weights: the same numbers as per task, up to float rounding."""
-    if len(counts.get("n", ())) == 0:
+    if "table" in counts:  # the scan's table (each group one agent's; cells stayed in
+        keys = list(counts["group_keys"])  # the store)
+        n_groups = len(keys)
+        table = tuple(np.asarray(a, dtype=np.int64) for a in counts["table"])
+        rows_per_group = np.bincount(table[0], minlength=n_groups)
+        n_agents = np.where(rows_per_group > 0, 1, 0)
+        multi = np.zeros(n_groups, dtype=bool)
+        single = rows_per_group > 0
+    elif len(counts.get("n", ())) == 0:
         return []
-    g, keys = group_numbers(counts, ["k"])
-    n_groups = len(keys)
-    agents = _numbers(counts["agent_k"] if "agent_k" in counts else
-                      np.asarray(keys, dtype=object)[g])
-    tasks = _numbers(counts["task"])
-    n_all, c_all = _integers(counts["n"]), _integers(counts["c"])
-    rows_per_group = np.bincount(g, minlength=n_groups)
-    a_min, a_max = _group_min_max(agents, g, n_groups)
-    n_agents = np.where(rows_per_group > 0, 1, 0)
-    multi = a_max > a_min
-    single = (rows_per_group > 0) & ~multi
+    else:
+        g, keys = group_numbers(counts, ["k"])
+        n_groups = len(keys)
+        agents = _numbers(counts["agent_k"] if "agent_k" in counts else
+                          np.asarray(keys, dtype=object)[g])
+        tasks = _numbers(counts["task"])
+        n_all, c_all = _integers(counts["n"]), _integers(counts["c"])
+        rows_per_group = np.bincount(g, minlength=n_groups)
+        a_min, a_max = _group_min_max(agents, g, n_groups)
+        n_agents = np.where(rows_per_group > 0, 1, 0)
+        multi = a_max > a_min
+        single = (rows_per_group > 0) & ~multi
     if multi.any():  # groups of several agents: tasks as clusters whichever agent ran them
         in_multi = multi[g]
         pairs = np.unique(g[in_multi] * (int(agents.max()) + 1) + agents[in_multi])
@@ -319,12 +333,15 @@ def outcome_rows(
             inverse, weights=n_all[in_multi]).astype(np.int64)))
         ct = np.concatenate((c_all[~in_multi], np.bincount(
             inverse, weights=c_all[in_multi]).astype(np.int64)))
-    else:
-        gt, nt, ct = g, n_all, c_all
     # the tasks (clusters) as a table: distinct (group, attempts, successes) and how many
     # tasks have each; every per-group number below comes from it (a few thousand rows
     # per group instead of 5,000 tasks)
-    hg, hn, hc, w = _pair_table(gt, nt, ct, n_groups)
+    if "table" in counts:
+        hg, hn, hc, w = table
+    else:
+        if not multi.any():
+            gt, nt, ct = g, n_all, c_all
+        hg, hn, hc, w = _pair_table(gt, nt, ct, n_groups)
     tasks_per_group = np.bincount(hg, weights=w, minlength=n_groups).astype(np.int64)
     ng = np.bincount(hg, weights=w * hn, minlength=n_groups).astype(np.int64)
     cg = np.bincount(hg, weights=w * hc, minlength=n_groups).astype(np.int64)
@@ -479,22 +496,27 @@ def cost_rows(arrays: dict[str, Any], confidence: float = 0.95) -> dict[Any, dic
 
     Intervals: :func:`~evalatlas.stats.bounded.nonnegative_ratio_interval` (tasks as
     clusters, delta method on the log scale: never below 0); None with a ``*_ci_note``
-    when undefined.
+    when undefined. ``arrays`` may instead hold the scan's per-group sums
+    (``group_keys``, ``cells``, ``per_episode``, ``per_success``: the fields of
+    :class:`~evalatlas.stats.bounded.RatioSums`), which give the same numbers.
     """
     out: dict[Any, dict[str, Any]] = {}
-    if len(arrays.get("cost", ())) == 0:
-        return out
-    g, keys = group_numbers(arrays, ["k"])
-    cost = np.asarray(arrays["cost"], dtype=float)
-    n = np.asarray(arrays["n"], dtype=float)
-    cost_o = np.asarray(arrays["cost_o"], dtype=float)
-    succ = np.asarray(arrays["s"], dtype=float)
-    # every group at once (stats.bounded.nonnegative_ratio_intervals)
-    per_episode = nonnegative_ratio_intervals(cost, n, groups=g, n_groups=len(keys),
-                                              confidence=confidence)
-    per_success = nonnegative_ratio_intervals(cost_o, succ, groups=g, n_groups=len(keys),
-                                              confidence=confidence)
-    for i in np.flatnonzero(np.bincount(g, minlength=len(keys)) > 0):
+    if "per_episode" in arrays:  # the scan's per-group sums (the cells stayed in the store)
+        keys = list(arrays["group_keys"])
+        sums = (RatioSums(**arrays["per_episode"]), RatioSums(**arrays["per_success"]))
+        present = np.asarray(arrays["cells"]) > 0
+    else:
+        if len(arrays.get("cost", ())) == 0:
+            return out
+        g, keys = group_numbers(arrays, ["k"])
+        n_groups = len(keys)
+        sums = (ratio_sums(arrays["cost"], arrays["n"], groups=g, n_groups=n_groups),
+                ratio_sums(arrays["cost_o"], arrays["s"], groups=g, n_groups=n_groups))
+        present = np.bincount(g, minlength=n_groups) > 0
+    # every group at once (stats.bounded.nonnegative_ratio_intervals_from_sums)
+    per_episode, per_success = (nonnegative_ratio_intervals_from_sums(
+        ratio, confidence=confidence) for ratio in sums)
+    for i in np.flatnonzero(present):
         fields: dict[str, Any] = {}
         for name, iv in (("cost_per_episode", per_episode[i]),
                          ("cost_per_success", per_success[i])):

@@ -31,18 +31,19 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from evalatlas.stats.standard_errors import (
+    ClusterSums,
     GroupedIntervals,
     _cluster_labels,
-    _cluster_sums,
     _cluster_totals,
-    _clustered,
     _group_index,
     _kept,
+    _sums_of,
+    clustered_intervals_from_sums,
     clustered_standard_error,
     t_quantile,
     t_quantiles,
@@ -336,20 +337,58 @@ def bounded_intervals_and_clustered_from_totals(
     else:
         s_q = (sc - lower * nc) / width
         q_q = (qc - 2 * lower * sc + lower * lower * nc) / (width * width)
-    sums_g = _cluster_sums(nc, s_q, q_q, g, n_groups, w)
-    n, units, s_sum, q_sum = sums_g
+    return _bounded_from_sums(_sums_of(nc, s_q, q_q, g, n_groups, w), lower=lower,
+                              width=width, binary=binary, confidence=confidence)
+
+
+def bounded_intervals_and_clustered_from_sums(
+    sums: ClusterSums,
+    *,
+    confidence: float = 0.95,
+    lower: float = 0.0,
+    upper: float = 1.0,
+    binary: bool = False,
+) -> tuple[list[BoundedInterval], GroupedIntervals]:
+    """:func:`bounded_intervals_and_clustered_from_totals` from the groups'
+    :class:`~evalatlas.stats.standard_errors.ClusterSums` (of the values on their own
+    scale) instead of their clusters: a database can compute those per group
+    (:mod:`evalatlas.store.summary_scan`), so 10M (group, task) cells never leave it.
+    The sums are rescaled to ``[0, 1]`` (``S' = (S - lower n)/w``,
+    ``Q' = (Q - 2 lower S + lower^2 n)/w^2``, ``spread' = spread/w^2``), then the same
+    method."""
+    check_confidence(confidence)
+    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
+        raise ValueError(f"need finite lower < upper, got [{lower}, {upper}]")
+    width = upper - lower
+    n, s_sum, q_sum, spread = (np.asarray(a, dtype=float)
+                               for a in (sums.n, sums.sums, sums.squares, sums.spread))
+    if not (lower == 0.0 and width == 1.0):
+        s_sum, q_sum = ((s_sum - lower * n) / width,
+                        (q_sum - 2 * lower * s_sum + lower * lower * n) / (width * width))
+        spread = spread / (width * width)
+    return _bounded_from_sums(ClusterSums(n, np.asarray(sums.clusters), s_sum, q_sum, spread),
+                              lower=lower, width=width, binary=binary, confidence=confidence)
+
+
+def _bounded_from_sums(sums: ClusterSums, *, lower: float, width: float, binary: bool,
+                       confidence: float) -> tuple[list[BoundedInterval], GroupedIntervals]:
+    """The one method of the bounded clustered intervals, from the rescaled groups' sums:
+    per group ``p`` the rescaled mean, every value equal when
+    ``Q/n - p^2 <= 1e-12 max(1, p)``, the clustered SE, then :func:`_decide`."""
+    n, units, s_sum, q_sum = (np.asarray(a, dtype=float) for a in sums[:4])
+    n_groups = n.size
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.clip(s_sum / n, 0.0, 1.0)
         spread = q_sum / n - p * p
-    clustered = _clustered(nc, s_q, q_q, g, n_groups, confidence, w, sums_g)
-    units = units.astype(np.int64)
-    lo, hi, why = _decide(p, n, units, np.zeros(n_groups, dtype=bool),
+    clustered = clustered_intervals_from_sums(sums, confidence=confidence)
+    units_i = units.astype(np.int64)
+    lo, hi, why = _decide(p, n, units_i, np.zeros(n_groups, dtype=bool),
                           spread <= 1e-12 * np.maximum(1.0, p), clustered.se,
                           clustered=True, confidence=confidence, bounds_defined=binary)
     counts_n = n.astype(np.int64)
     return [_bounded(None if counts_n[i] == 0 else lower + float(p[i]) * width, lo[i],
                      hi[i], lower, width, "wilson-effective-n-clustered", confidence,
-                     int(counts_n[i]), int(units[i]) if counts_n[i] else 0, why[i])
+                     int(counts_n[i]), int(units_i[i]) if counts_n[i] else 0, why[i])
             for i in range(n_groups)], clustered
 
 
@@ -406,6 +445,20 @@ def nonnegative_mean_interval(
                            n, units)
 
 
+class RatioSums(NamedTuple):
+    """Per group (arrays, one entry per group), all that the clustered ratio interval
+    needs from its clusters: ``clusters`` C, ``numerators`` ``sum a_c``,
+    ``denominators`` ``sum b_c`` and ``spread = sum_c (a_c - R b_c)^2`` with
+    ``R = sum a / sum b`` (two passes: exactly 0 when every cluster has the same ratio;
+    NaN where ``sum b = 0``). A database computes them without handing out its clusters
+    (:mod:`evalatlas.store.summary_scan`)."""
+
+    clusters: np.ndarray
+    numerators: np.ndarray
+    denominators: np.ndarray
+    spread: np.ndarray
+
+
 def nonnegative_ratio_interval(
     numerators: Sequence[float] | np.ndarray,
     denominators: Sequence[float] | np.ndarray,
@@ -445,8 +498,23 @@ def nonnegative_ratio_intervals(
     group ``groups[i]`` (numbers ``0 .. n_groups - 1``; None: one group); one result per
     group. The one definition (the single-group function calls this): per group
     ``R = sum a / sum b``, ``SE = sqrt(C / (C - 1) sum (a_c - R b_c)^2) / sum b`` and
-    ``R exp(-/+ t_{C-1} SE / R)``."""
-    check_confidence(confidence)
+    ``R exp(-/+ t_{C-1} SE / R)`` (:func:`nonnegative_ratio_intervals_from_sums` of
+    :func:`ratio_sums`)."""
+    return nonnegative_ratio_intervals_from_sums(
+        ratio_sums(numerators, denominators, groups=groups, n_groups=n_groups),
+        confidence=confidence)
+
+
+def ratio_sums(
+    numerators: Sequence[float] | np.ndarray,
+    denominators: Sequence[float] | np.ndarray,
+    *,
+    groups: Sequence[int] | np.ndarray | None = None,
+    n_groups: int | None = None,
+) -> RatioSums:
+    """The :class:`RatioSums` of clusters with totals ``numerators`` (``a_c >= 0``) and
+    ``denominators`` (``b_c >= 0``) in groups ``groups`` (numbers; None: one group);
+    clusters with a NaN total are left out."""
     a = np.asarray(numerators, dtype=float).ravel()
     b = np.asarray(denominators, dtype=float).ravel()
     if a.size != b.size:
@@ -456,18 +524,31 @@ def nonnegative_ratio_intervals(
     a, b, g = _kept(~(np.isnan(a) | np.isnan(b)), a, b, g)
     if a.size and (a.min() < 0 or b.min() < 0):
         raise ValueError("numerators and denominators must be >= 0")
-    method = "ratio-delta-log-clustered"
     units = np.bincount(g, minlength=n_groups)
     sa = np.bincount(g, weights=a, minlength=n_groups)
     sb = np.bincount(g, weights=b, minlength=n_groups)
     with np.errstate(divide="ignore", invalid="ignore"):
         est = np.where(sb > 0, sa / sb, math.nan)
         z = a - est[g] * b
-        se = np.sqrt(units / (units - 1) * np.bincount(g, weights=z * z,
-                                                       minlength=n_groups)) / sb
+    return RatioSums(units, sa, sb, np.bincount(g, weights=z * z, minlength=n_groups))
+
+
+def nonnegative_ratio_intervals_from_sums(sums: RatioSums, *, confidence: float = 0.95
+                                          ) -> list[BoundedInterval]:
+    """:func:`nonnegative_ratio_intervals` from the groups' :class:`RatioSums`: the one
+    formula, ``R = sum a / sum b``, ``SE = sqrt(C / (C - 1) spread) / sum b`` and
+    ``R exp(-/+ t_{C-1} SE / R)``, and the reasons where there is no interval."""
+    check_confidence(confidence)
+    method = "ratio-delta-log-clustered"
+    units = np.asarray(sums.clusters)
+    sa, sb, zz = (np.asarray(v, dtype=float)
+                  for v in (sums.numerators, sums.denominators, sums.spread))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = np.where(sb > 0, sa / sb, math.nan)
+        se = np.sqrt(units / (units - 1) * zz) / sb
         half = t_quantiles(confidence, units - 1) * se / est
     out = []
-    for i in range(n_groups):
+    for i in range(units.size):
         k, n = int(units[i]), round(float(sb[i]))
         e = float(est[i])
 

@@ -13,7 +13,7 @@ import functools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -350,26 +350,75 @@ def clustered_mean_intervals(
     return _clustered(nc, sc, qc, g, n_groups, confidence, w)
 
 
-def _clustered(nc: np.ndarray, sc: np.ndarray, qc: np.ndarray, g: np.ndarray,
-               n_groups: int, confidence: float, w: np.ndarray | None,
-               sums: tuple[np.ndarray, ...] | None = None) -> GroupedIntervals:
-    """:func:`clustered_mean_intervals` on checked arrays of clusters with ``n_c > 0``
-    (weights ``w``, None: one each); ``sums``: the per-group ``n``, clusters, ``S`` and
-    ``Q`` when the caller has them already."""
-    if sums is None:
-        sums = _cluster_sums(nc, sc, qc, g, n_groups, w)
-    n, c, s_sum, q_sum = sums
+class ClusterSums(NamedTuple):
+    """Per group (arrays, one entry per group), all that the clustered interval of a
+    mean needs from its clusters: ``n = sum n_c`` values, ``clusters`` C (with
+    ``n_c > 0``), ``sums`` S, ``squares`` Q and ``spread = sum_c (s_c - n_c S/n)^2`` (the
+    clusters' deviations from their group's mean, in two passes: no cancellation when
+    they are small). A database computes them without handing out its millions of
+    clusters (:mod:`evalatlas.store.summary_scan`); :func:`cluster_sums` computes them
+    from the clusters."""
+
+    n: np.ndarray
+    clusters: np.ndarray
+    sums: np.ndarray
+    squares: np.ndarray
+    spread: np.ndarray
+
+
+def cluster_sums(
+    counts: Sequence[float] | np.ndarray,
+    sums: Sequence[float] | np.ndarray,
+    sums_of_squares: Sequence[float] | np.ndarray,
+    *,
+    groups: Sequence[int] | np.ndarray | None = None,
+    n_groups: int | None = None,
+    weights: Sequence[float] | np.ndarray | None = None,
+) -> ClusterSums:
+    """The :class:`ClusterSums` of clusters with totals ``counts``, ``sums`` and
+    ``sums_of_squares`` in groups ``groups`` (as :func:`clustered_mean_intervals`)."""
+    nc, sc, qc, g, n_groups, w = _cluster_totals(counts, sums, sums_of_squares, groups,
+                                                  n_groups, weights)
+    return _sums_of(nc, sc, qc, g, n_groups, w)
+
+
+def _sums_of(nc: np.ndarray, sc: np.ndarray, qc: np.ndarray, g: np.ndarray, n_groups: int,
+             w: np.ndarray | None) -> ClusterSums:
+    """:func:`cluster_sums` of checked clusters with ``n_c > 0`` (weights ``w``, None: one
+    each)."""
+    n, c, s_sum, q_sum = _cluster_sums(nc, sc, qc, g, n_groups, w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.where(n > 0, s_sum / n, math.nan)
+        dc = sc - nc * m[g]
+        dc2 = dc * dc if w is None else w * dc * dc
+    return ClusterSums(n, c, s_sum, q_sum, np.bincount(g, weights=dc2, minlength=n_groups))
+
+
+def clustered_intervals_from_sums(sums: ClusterSums, *, confidence: float = 0.95
+                                  ) -> GroupedIntervals:
+    """:func:`clustered_mean_intervals` from the groups' :class:`ClusterSums`: the one
+    formula (see there), with ``sum D_c^2`` the sums' ``spread``."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    n, s_sum, q_sum, spread = (np.asarray(a, dtype=float)
+                               for a in (sums.n, sums.sums, sums.squares, sums.spread))
+    c = np.asarray(sums.clusters)
     with np.errstate(divide="ignore", invalid="ignore"):
         m = np.where(n > 0, s_sum / n, math.nan)
         dd = np.maximum(q_sum - s_sum * s_sum / n, 0.0)
-        dc = sc - nc * m[g]
-        dc2 = dc * dc if w is None else w * dc * dc
-        var = dd / (n * (n - 1)) + (np.bincount(g, weights=dc2, minlength=n_groups)
-                                    - dd) / (n * n)
+        var = dd / (n * (n - 1)) + (spread - dd) / (n * n)
         se = np.where(n >= 2, np.sqrt(np.maximum(var, 0.0)), math.nan)
     half = t_quantiles(confidence, c - 1) * se  # NaN with fewer than 2 clusters
     return GroupedIntervals(m, m - half, m + half, se, n.astype(np.int64),
                             c.astype(np.int64), "clustered-miller", confidence)
+
+
+def _clustered(nc: np.ndarray, sc: np.ndarray, qc: np.ndarray, g: np.ndarray,
+               n_groups: int, confidence: float, w: np.ndarray | None) -> GroupedIntervals:
+    """:func:`clustered_mean_intervals` on checked arrays of clusters with ``n_c > 0``
+    (weights ``w``, None: one each)."""
+    return clustered_intervals_from_sums(_sums_of(nc, sc, qc, g, n_groups, w),
+                                         confidence=confidence)
 
 
 def _cluster_sums(nc: np.ndarray, sc: np.ndarray, qc: np.ndarray, g: np.ndarray,

@@ -17,15 +17,23 @@ Here the same numbers come from:
    agent numbered in sort order (a small table). A group's **totals** are the sums of
    its units' partial totals (:func:`~evalatlas.store.queries.group_totals_sql`), so
    no second scan of the episodes; distinct experiments are counted from the units.
-2. **cells**: one scan aggregating episodes per (unit, task) with only the counts and
-   sums the analysis reads, those rows joined to their numbers and summed per (group
-   number, agent number, task number), integers, fetched as numpy integers and floats
-   in no order (the analysis takes groups as numbers in any order). Distinct tasks per
-   group are counted from the cells.
+2. **cells**: one scan aggregating episodes per (group number, task number) with only
+   the counts and sums the analysis reads. Where every group holds one agent (by agent,
+   model, experiment ...) the cells stay in DuckDB (a temporary table) and only what
+   the statistics need leaves it: per group, the sums of
+   :class:`~evalatlas.stats.standard_errors.ClusterSums` (rewards) and
+   :class:`~evalatlas.stats.bounded.RatioSums` (cost per episode, per success), and the
+   outcomes' table of distinct (group, attempts, successes) with their task counts
+   (:data:`_GROUP_SUMS`, :data:`_PAIR_TABLE`): a few thousand rows instead of 10M cells
+   at 100M episodes, whose fetch and reshaping cost ~8 s of ~33. Where a group holds
+   several agents (by benchmark ...) the cells are fetched per (group, agent, task)
+   and per (group, task) as numpy arrays in no order. Distinct tasks per group are
+   counted from the cells.
 
-The arrays and rows handed on are those of the per-query functions above, with groups
-as numbers ``g`` and their keys ``group_keys`` instead of a key string per row, and
-tasks and agents as integers (tasks in ``task_id`` order, agents in key order). Sums
+The arrays and rows handed on are those of the per-query functions above (or their
+per-group sums, above), with groups as numbers ``g`` and their keys ``group_keys``
+instead of a key string per row, and tasks and agents as integers (tasks in ``task_id``
+order, agents in key order). Sums
 of partial sums and sums over a group that holds several agents (``by benchmark``) are
 equal to the one-pass sums up to float rounding in the last digits (tested).
 Benchmark: ``benchmarks/bench_scale.py``.
@@ -97,11 +105,20 @@ class SummaryScan:
     rewards: dict[str, Any]
     """Arrays of :func:`~evalatlas.store.queries.rewards_by_group` (tasks as numbers),
     without its per-task ``lo``/``hi``: ``group_lo``/``group_hi`` hold each group
-    number's least and largest reward instead (NaN where none is known)."""
+    number's least and largest reward instead (NaN where none is known). Where every
+    group holds one agent: ``group_keys``, ``group_lo``, ``group_hi`` and ``sums``, the
+    fields of :class:`~evalatlas.stats.standard_errors.ClusterSums` per group number
+    (tasks with a known reward as clusters) instead of the per-task arrays."""
     outcomes: dict[str, Any]
-    """Arrays of :func:`~evalatlas.store.outcomes.task_outcome_counts` (first key)."""
+    """Arrays of :func:`~evalatlas.store.outcomes.task_outcome_counts` (first key).
+    Where every group holds one agent: ``group_keys`` and ``table``, the distinct
+    (group number, attempts, successes) over the tasks with a known outcome and how many
+    tasks have each (arrays, sorted)."""
     costs: dict[str, Any]
-    """Arrays of :func:`~evalatlas.store.catalog.cost_totals` (first key)."""
+    """Arrays of :func:`~evalatlas.store.catalog.cost_totals` (first key). Where every
+    group holds one agent: ``group_keys``, ``cells`` (tasks with a known cost per group
+    number) and ``per_episode``/``per_success``, the fields of
+    :class:`~evalatlas.stats.bounded.RatioSums` per group number."""
     members: list[dict[str, Any]]
     """Rows of :func:`~evalatlas.store.catalog.group_experiments`."""
     errors: list[dict[str, Any]] = field(default_factory=list)
@@ -140,8 +157,8 @@ def _scan(store: StoreConnection, by: list[str], *, experiment: list[str] | None
     ucols = _unit_columns(by)
     where, params = experiment_filter(experiment)
     tag = f"_ea_scan{next(_counter)}"
-    units, groups, agents, tasks = (f"{tag}_units", f"{tag}_groups", f"{tag}_agents",
-                                    f"{tag}_tasks")
+    units, groups, agents, tasks, cells_table = (
+        f"{tag}_units", f"{tag}_groups", f"{tag}_agents", f"{tag}_tasks", f"{tag}_cells")
     con = store.con
     try:
         # per unit: the keys and the partial totals, in one scan grouping by unit (a few
@@ -185,6 +202,8 @@ def _scan(store: StoreConnection, by: list[str], *, experiment: list[str] | None
         one_agent = not con.execute(f"SELECT 1 FROM {units} GROUP BY g "
                                     "HAVING count(DISTINCT a) > 1 LIMIT 1").fetchall()
         n_tasks = max(1, int(con.execute(f"SELECT count(*) FROM {tasks}").fetchall()[0][0]))
+        null_task = con.execute(
+            f"SELECT t FROM {tasks} WHERE task_id IS NULL").fetchall()
         joins = f"""FROM {episodes_source(outcome)}
             JOIN {units} u ON {_same(ucols, 'e', 'u')}
             JOIN {tasks} tk ON e.task_id IS NOT DISTINCT FROM tk.task_id
@@ -193,17 +212,15 @@ def _scan(store: StoreConnection, by: list[str], *, experiment: list[str] | None
             # one integer key per (group, task) (a group's agent is its units'): hashing
             # one BIGINT per episode instead of three numbers or two strings; at 100M
             # episodes, 10M groups: a first aggregation per (experiment, task) strings
-            # cost 3x more, and the ORDER BY of 10M rows was dropped (any order will do)
-            cells = con.execute(f"""
+            # cost 3x more. The cells stay in DuckDB: only their per-group sums and
+            # the outcomes' (group, attempts, successes) table leave it (fetching 10M
+            # cells and reshaping them cost ~8 of a 100M-episode summary's ~33 s)
+            con.execute(f"""
+                CREATE TEMP TABLE {cells_table} AS
                 SELECT (u.g::BIGINT * {n_tasks} + tk.t) AS key, {_CELL_AGGREGATES}
-                {joins} GROUP BY key""", params).fetchnumpy()
-            key = np.asarray(np.ma.getdata(cells.pop("key")), dtype=np.int64)
-            pairs = con.execute(f"SELECT DISTINCT g, a FROM {units}").fetchall()
-            agent_of = np.zeros(max((p[0] for p in pairs), default=0) + 1, dtype=np.int64)
-            for g_, a_ in pairs:
-                agent_of[g_] = a_
-            g, t = np.divmod(key, n_tasks)
-            cells.update(g=g, t=t, a=agent_of[g])
+                {joins} GROUP BY key""", params)
+            cells = _group_sums(con, cells_table, n_tasks,
+                                null_task[0][0] if null_task else -1)
         else:
             # a group holding several agents (by benchmark ...) also gets its (group,
             # task) sums in one pass, as the per-query functions summed them
@@ -214,8 +231,6 @@ def _scan(store: StoreConnection, by: list[str], *, experiment: list[str] | None
                                 params).fetchnumpy()
         group_keys = con.execute(
             f"SELECT {', '.join(ks)} FROM {groups} ORDER BY g").fetchall()
-        null_task = con.execute(
-            f"SELECT t FROM {tasks} WHERE task_id IS NULL").fetchall()
         per_group = {r["g"]: r for r in store.query(f"""
             SELECT g, count(DISTINCT experiment_id) AS experiments,
                    CASE WHEN count(DISTINCT x.benchmark_name) <= 1
@@ -237,12 +252,66 @@ def _scan(store: StoreConnection, by: list[str], *, experiment: list[str] | None
                          unnest(map_values(_error_kinds)) AS n FROM {units})
             GROUP BY ALL ORDER BY n DESC, kind""")
     finally:
-        for table in (units, groups, agents, tasks):
+        for table in (units, groups, agents, tasks, cells_table):
             con.execute(f"DROP TABLE IF EXISTS {table}")
     scan = _shape(cells, group_keys, null_task[0][0] if null_task else None,
                   per_group, sums, members, n_keys)
     scan.errors = errors
     return scan
+
+
+_GROUP_SUMS = """
+    WITH s AS (
+        SELECT key // {n} AS g, count(*) FILTER (WHERE key % {n} <> {null_t}) AS tasks,
+               sum(rn) FILTER (WHERE rn > 0)::DOUBLE AS r_n,
+               count(*) FILTER (WHERE rn > 0) AS r_clusters,
+               sum(rs) FILTER (WHERE rn > 0) AS r_s, sum(rq) FILTER (WHERE rn > 0) AS r_q,
+               count(*) FILTER (WHERE cn > 0) AS cost_cells,
+               count(*) FILTER (WHERE cn > 0 AND NOT isnan(cs)) AS e_clusters,
+               sum(cs) FILTER (WHERE cn > 0 AND NOT isnan(cs)) AS e_a,
+               sum(cn) FILTER (WHERE cn > 0 AND NOT isnan(cs))::DOUBLE AS e_b,
+               count(*) FILTER (WHERE cn > 0 AND NOT isnan(co)) AS o_clusters,
+               sum(co) FILTER (WHERE cn > 0 AND NOT isnan(co)) AS o_a,
+               sum(coalesce(cc, 0)) FILTER (WHERE cn > 0 AND NOT isnan(co))::DOUBLE AS o_b
+        FROM {cells} GROUP BY g),
+    m AS (SELECT g, CASE WHEN r_n > 0 THEN r_s / r_n END AS r_m,
+                 CASE WHEN e_b > 0 THEN e_a / e_b END AS e_r,
+                 CASE WHEN o_b > 0 THEN o_a / o_b END AS o_r FROM s),
+    d AS (SELECT m.g,
+                 sum((c.rs - c.rn * m.r_m) ** 2) FILTER (WHERE c.rn > 0) AS r_spread,
+                 sum((c.cs - c.cn * m.e_r) ** 2)
+                     FILTER (WHERE c.cn > 0 AND NOT isnan(c.cs)) AS e_spread,
+                 sum((c.co - coalesce(c.cc, 0) * m.o_r) ** 2)
+                     FILTER (WHERE c.cn > 0 AND NOT isnan(c.co)) AS o_spread
+          FROM {cells} c JOIN m ON m.g = c.key // {n} GROUP BY m.g)
+    SELECT s.*, d.r_spread, d.e_spread, d.o_spread FROM s JOIN d USING (g) ORDER BY g"""
+"""Per group number ``g``, from its (group, task) cells (:data:`_CELL_AGGREGATES`, key
+``g * n + t``): distinct non-null tasks, the
+:class:`~evalatlas.stats.standard_errors.ClusterSums` of its rewards (cells with a
+known reward: values, clusters, sum, sum of squares, and the clusters' squared
+deviations from the group's mean, in two passes) and the
+:class:`~evalatlas.stats.bounded.RatioSums` of cost per episode (known cost / episodes
+with one) and per success (cost of the episodes with a known outcome / their successes)
+over the cells with a known cost (NaN totals left out, as
+:func:`~evalatlas.stats.bounded.ratio_sums` does). The formulas that use them are the
+stats module's; these are their inputs, summed where the cells are."""
+
+_PAIR_TABLE = """
+    SELECT key // {n} AS g, n, coalesce(c, 0) AS c, count(*) AS w FROM {cells}
+    WHERE n > 0 GROUP BY ALL ORDER BY ALL"""
+"""The outcomes' table: distinct (group number, attempts, successes) over the cells with
+a known outcome, and how many tasks have each (:func:`evalatlas.analysis.summary.outcome_rows`)."""
+
+
+def _group_sums(con: Any, cells: str, n_tasks: int, null_t: int) -> dict[str, Any]:
+    """The per-group sums (:data:`_GROUP_SUMS`) and the pair table (:data:`_PAIR_TABLE`)
+    of the cells in table ``cells`` as arrays (``null_t``: the null task's number, -1
+    when there is none)."""
+    sums = con.execute(_GROUP_SUMS.format(n=n_tasks, null_t=null_t, cells=cells)).fetchnumpy()
+    table = con.execute(_PAIR_TABLE.format(n=n_tasks, cells=cells)).fetchnumpy()
+    out: dict[str, Any] = {name: _plain(values) for name, values in sums.items()}
+    out["table"] = tuple(np.asarray(_plain(table[c]), dtype=np.int64) for c in "gncw")
+    return out
 
 
 def _plain(values: Any) -> np.ndarray:
@@ -276,6 +345,27 @@ def _dropping(drop: np.ndarray) -> Any:
     return by_slices
 
 
+def _ratio(per: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """One ratio's per-group sums (the fields of
+    :class:`~evalatlas.stats.bounded.RatioSums`)."""
+    return {"clusters": per[f"{prefix}_clusters"], "numerators": per[f"{prefix}_a"],
+            "denominators": per[f"{prefix}_b"], "spread": per[f"{prefix}_spread"]}
+
+
+def _per_group_number(sums: dict[str, Any], n_groups: int) -> dict[str, np.ndarray]:
+    """The per-group sums of :func:`_group_sums` (rows by group number ``g``) as arrays
+    of ``n_groups`` entries (0 for a group without such cells)."""
+    g = np.asarray(sums["g"], dtype=np.int64)
+    out = {}
+    for name, values in sums.items():
+        if name in ("g", "table"):
+            continue
+        full = np.zeros(n_groups, dtype=np.asarray(values).dtype)
+        full[g] = values
+        out[name] = full
+    return out
+
+
 def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None,
            per_group: dict[int, dict[str, Any]], sums: list[dict[str, Any]],
            members: list[dict[str, Any]], n_keys: int) -> SummaryScan:
@@ -288,17 +378,22 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
     known value of that kind: each array is copied at most once per distinct set of
     rows left out, and not at all when every cell is kept (10M cells at 100M
     episodes: each copy of each array cost ~0.1-0.2 s here)."""
-    data = {c: _plain(v) for c, v in cells.items()}
-    lvl = data.get("lvl")  # None: one level (every group holds one agent)
-    if lvl is not None and (lvl == 1).any():
-        agent_level = {c: v[lvl == 0] for c, v in data.items()}
-        task_level = {c: v[lvl == 1] for c, v in data.items()}
+    if "table" in cells:  # one agent per group: the cells' per-group sums
+        per = _per_group_number(cells, len(group_keys))
+        task_count = per["tasks"]
     else:
-        agent_level = task_level = data
-    tg, tt = task_level["g"], task_level["t"]
-    # distinct (non-null) tasks per group: the task-level rows are one per (group, task)
-    task_count = np.bincount(tg if null_task is None else tg[tt != null_task],
-                             minlength=len(group_keys))
+        data = {c: _plain(v) for c, v in cells.items()}
+        lvl = data.get("lvl")  # None: one level (every group holds one agent)
+        if lvl is not None and (lvl == 1).any():
+            agent_level = {c: v[lvl == 0] for c, v in data.items()}
+            task_level = {c: v[lvl == 1] for c, v in data.items()}
+        else:
+            agent_level = task_level = data
+        tg, tt = task_level["g"], task_level["t"]
+        # distinct (non-null) tasks per group: the task-level rows are one per (group,
+        # task)
+        task_count = np.bincount(tg if null_task is None else tg[tt != null_task],
+                                 minlength=len(group_keys))
     totals = []
     for r in sums:
         gi = int(r.pop("g"))
@@ -317,6 +412,22 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
     # groups as numbers (g, in key order) with their keys, agents and tasks as numbers
     # (the analysis counts them): no Python object per cell
     first = [k[0] for k in group_keys]
+    # the least and largest reward per group number (NaN: none known)
+    ranges = [(per_group[i]["reward_lo"], per_group[i]["reward_hi"])
+              for i in range(len(group_keys))]
+    group_lo = np.array([np.nan if lo is None else lo for lo, _ in ranges])
+    group_hi = np.array([np.nan if hi is None else hi for _, hi in ranges])
+    if "table" in cells:
+        return SummaryScan(
+            totals=totals, members=members,
+            outcomes={"group_keys": first, "table": cells["table"]},
+            rewards={"group_keys": list(group_keys), "group_lo": group_lo,
+                     "group_hi": group_hi,
+                     "sums": {"n": per["r_n"], "clusters": per["r_clusters"],
+                              "sums": per["r_s"], "squares": per["r_q"],
+                              "spread": per["r_spread"]}},
+            costs={"group_keys": first, "cells": per["cost_cells"],
+                   "per_episode": _ratio(per, "e"), "per_success": _ratio(per, "o")})
     # the rows without a known value of each kind (few), and the arrays without them:
     # (level, drop rows, array name) -> array, so that the outcomes and the rewards
     # (mostly the same cells) share their copies of the group and task numbers
@@ -338,14 +449,9 @@ def _shape(cells: dict[str, Any], group_keys: list[tuple], null_task: int | None
     outcomes = {"g": col("g"), "group_keys": first, "agent_k": col("a"), "task": col("t"),
                 "n": col("n"), "c": col("c")}
     col = kept(task_level, "rn")
-    # the least and largest reward per group number (NaN: none known)
-    ranges = [(per_group[i]["reward_lo"], per_group[i]["reward_hi"])
-              for i in range(len(group_keys))]
     rewards: dict[str, Any] = {
         "g": col("g"), "group_keys": list(group_keys), "task": col("t"), "n": col("rn"),
-        "s": col("rs"), "q": col("rq"),
-        "group_lo": np.array([np.nan if lo is None else lo for lo, _ in ranges]),
-        "group_hi": np.array([np.nan if hi is None else hi for _, hi in ranges])}
+        "s": col("rs"), "q": col("rq"), "group_lo": group_lo, "group_hi": group_hi}
     col = kept(task_level, "cn")
     costs = {"g": col("g"), "group_keys": first, "task": col("t"), "cost": col("cs"),
              "n": col("cn"), "cost_o": col("co"), "s": col("cc")}
