@@ -204,3 +204,41 @@ def test_read_budget_keeps_the_users_budget(tmp_path: Path,
         assert 480 < before < 500  # 512 MB = 488.2 MiB
         with store.read_budget():
             assert _budget_mib(store) == before
+
+
+def _spill(store: StoreConnection) -> None:
+    """A table larger than a small budget: DuckDB writes its blocks to its spill folder."""
+    store.con.execute("SET memory_limit = '48MB'")
+    store.con.execute("CREATE TEMP TABLE big AS SELECT range AS i, md5(range::VARCHAR) AS s "
+                      "FROM range(2000000)")
+
+
+def test_each_store_spills_into_a_folder_of_its_own(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two DuckDB instances in one folder shared DuckDB's default spill folder (``.tmp``
+    there, or ``<file>.tmp``): the same file names, and the one that made the folder
+    removed it at close, under the other's feet ("Could not read enough bytes from file
+    .tmp/duckdb_temp_storage_..."; two summaries of one lake). Now each instance has its
+    own, and closing one leaves the other's blocks readable."""
+    monkeypatch.chdir(tmp_path)
+    StoreConnection(tmp_path / "s.duckdb").close()
+    first = StoreConnection(":memory:")
+    second = StoreConnection(":memory:")
+    readers = [StoreConnection(tmp_path / "s.duckdb", read_only=True) for _ in range(2)]
+    folders = [s.con.execute("SELECT current_setting('temp_directory')").fetchone()[0]
+               for s in (first, second, *readers)]
+    assert len(set(folders)) == 3  # two readers of a file in one process: one instance
+    assert not any(Path(f).resolve().parent == tmp_path.resolve() and Path(f).name == ".tmp"
+                   for f in folders)
+    assert all(Path(f).name.startswith("s.duckdb.tmp-") for f in folders[2:])
+    _spill(second)  # the second makes its folder first, then the first spills too
+    _spill(first)
+    assert Path(folders[1]).is_dir() and Path(folders[0]).is_dir()
+    second.close()
+    assert not Path(folders[1]).exists()  # DuckDB removes the folder it made
+    assert first.con.execute("SELECT count(*), sum(length(s)) FROM big").fetchone() == (
+        2_000_000, 64_000_000)
+    first.close()
+    for reader in readers:
+        reader.close()
+    assert not Path(folders[0]).exists() and not (tmp_path / ".tmp").exists()

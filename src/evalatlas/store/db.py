@@ -121,6 +121,37 @@ def _memory_limit() -> str:
     return value
 
 
+def private_temp_directory(path: Path | None = None) -> str:
+    """A spill folder of this DuckDB instance alone: ``<store file>.tmp-<pid>-<random>``
+    beside a store file (same disk, as DuckDB's own ``<file>.tmp``), else (in-memory
+    instances: lakes, ``:memory:``, frames) ``evalatlas-duckdb-<pid>-<random>`` in the
+    system's temp folder. Not created here: DuckDB creates it when it first spills and
+    removes it at close.
+
+    Why: DuckDB's default for an in-memory instance is ``.tmp`` in the working folder,
+    and for a file ``<file>.tmp``, shared by every process there; each instance names
+    its files ``duckdb_temp_storage_<size>-0.tmp`` and the one that created the folder
+    removes it at close, so two summaries of one lake (or two readers of one file)
+    overwrote and then deleted each other's spilled blocks ("Could not read enough
+    bytes from file .tmp/duckdb_temp_storage_...", or worse, another's data)."""
+    import secrets
+    import tempfile
+
+    tag = f"{os.getpid()}-{secrets.token_hex(4)}"
+    if path is not None and str(path) != ":memory:":
+        return f"{path}.tmp-{tag}"
+    return str(Path(tempfile.gettempdir()) / f"evalatlas-duckdb-{tag}")
+
+
+def use_private_temp_directory(con: Any, path: Path | None = None) -> None:
+    """Give the DuckDB instance of ``con`` its :func:`private_temp_directory`, unless it
+    has one already: connections to one file in one process share one instance (and
+    DuckDB refuses to move a spill folder in use)."""
+    current = con.execute("SELECT current_setting('temp_directory')").fetchone()[0]
+    if not current or Path(current).name.endswith(".tmp"):  # DuckDB's default
+        con.execute("SET temp_directory = ?", [private_temp_directory(path)])
+
+
 def _is_lock_error(exc: BaseException) -> bool:
     return "lock" in str(exc).lower() and "conflicting" in str(exc).lower()
 
@@ -337,6 +368,7 @@ class StoreConnection:
             register_functions(self.con)
             self.con.execute(f"SET memory_limit = '{_memory_limit()}'; SET "
                              "preserve_insertion_order = false; SET enable_progress_bar = false")
+            use_private_temp_directory(self.con)
         except BaseException:
             self.con.close()
             raise
@@ -363,6 +395,7 @@ class StoreConnection:
             self.con.execute(
                 f"SET memory_limit = '{_memory_limit()}'; SET preserve_insertion_order = false; "
                 "SET enable_progress_bar = false")
+            use_private_temp_directory(self.con, self.path)
             if not read_only and not self._schema_current():
                 # one transaction: an interrupt leaves no half schema; one thread, as
                 # an ingest's statements (:meth:`one_thread`: 7 -> 4 ms of CPU)

@@ -9,9 +9,7 @@ uses for a store file (one definition of every aggregate).
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalatlas.errors import ArgumentError
@@ -183,9 +181,7 @@ def store_from_frame(frame: pd.DataFrame) -> StoreConnection:
     store = StoreConnection(":memory:")
     con = store.con
     try:
-        spill = Path(tempfile.gettempdir()) / "evalatlas-spill"
         con.execute(f"SET memory_limit = '{FRAME_MEMORY_LIMIT}'")
-        con.execute("SET temp_directory = ?", [str(spill)])
         types = dict(con.execute(
             "SELECT column_name, data_type FROM information_schema.columns "
             "WHERE table_name = 'episodes' ORDER BY ordinal_position").fetchall())
