@@ -234,9 +234,10 @@ def _mean_reward_intervals(
     (or the scan's, with group numbers; or its per-group ``sums``, the fields of
     :class:`~evalatlas.stats.standard_errors.ClusterSums`: the same numbers).
 
-    Rewards in [0, 1] (the usual case) get :func:`bounded_interval_from_totals` (inside
-    [0, 1]); rewards outside it have no known range: the clustered t interval. Every group
-    at once (:func:`~evalatlas.stats.bounded.bounded_intervals_from_totals`)."""
+    Rewards in [0, 1] (the usual case) get the bounded interval (inside [0, 1]); rewards
+    outside it have no known range: the clustered t interval. Every group at once, from
+    its sums (:func:`~evalatlas.stats.bounded.bounded_intervals_and_clustered_from_sums`,
+    :func:`~evalatlas.stats.standard_errors.clustered_intervals_from_sums`)."""
     if "sums" in arrays:  # the scan's per-group sums (the cells stayed in the store)
         keys = list(arrays["group_keys"])
         sums = ClusterSums(**arrays["sums"])
