@@ -223,12 +223,15 @@ def _scan(store: StoreConnection, by: list[str], *, experiment: list[str] | None
                                 null_task[0][0] if null_task else -1)
         else:
             # a group holding several agents (by benchmark ...) also gets its (group,
-            # task) sums in one pass, as the per-query functions summed them
+            # task) sums in one pass, as the per-query functions summed them; in one
+            # order: the statistics sum the cells in the order fetched, and DuckDB's
+            # grouping sets come in an order that varies from run to run (the last
+            # digits of an interval differed between two runs on one store)
             cells = con.execute(f"""
                 SELECT grouping(u.a)::INTEGER AS lvl, u.g, coalesce(u.a, -1) AS a, tk.t,
                        {_CELL_AGGREGATES}
-                {joins} GROUP BY GROUPING SETS ((u.g, u.a, tk.t), (u.g, tk.t))""",
-                                params).fetchnumpy()
+                {joins} GROUP BY GROUPING SETS ((u.g, u.a, tk.t), (u.g, tk.t))
+                ORDER BY lvl, u.g, a, tk.t""", params).fetchnumpy()
         group_keys = con.execute(
             f"SELECT {', '.join(ks)} FROM {groups} ORDER BY g").fetchall()
         per_group = {r["g"]: r for r in store.query(f"""
