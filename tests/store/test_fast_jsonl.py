@@ -320,11 +320,11 @@ def test_a_failed_check_before_a_group_sends_only_that_chunk_to_the_exact_path(
     real = fast_jsonl.FastJsonl.insert
     calls = []
 
-    def failing(self: fast_jsonl.FastJsonl, prep: fast_jsonl.Prepared, batch_id: int) -> None:
+    def failing(self: fast_jsonl.FastJsonl, prep: fast_jsonl.Prepared) -> None:
         calls.append(prep.chunk.first_line)
         if len(calls) == 2:
             raise duckdb.OutOfMemoryException("no memory (test)")
-        real(self, prep, batch_id)
+        real(self, prep)
 
     monkeypatch.setattr(fast_jsonl.FastJsonl, "insert", failing)
     path = _small_episodes(tmp_path / "e.jsonl", 3000)
@@ -338,3 +338,128 @@ def test_a_failed_check_before_a_group_sends_only_that_chunk_to_the_exact_path(
         f"{path}:{calls[1]}: no memory (test)"]
     assert rep.fast_path_chunks == len(calls) - 1
     assert fast == exact and len(fast) == 3000
+
+
+def _mixed_small(path: Path, n: int, every: int) -> Path:
+    """``n`` usage-less episodes of experiments e0..e2, with the experiment record of
+    one of them before every ``every`` episodes (as concatenated files have them)."""
+    with path.open("w") as fh:
+        for i in range(n):
+            if i % every == 0:
+                fh.write(json.dumps(_experiment_line(f"e{(i // every) % 3}",
+                                                     f"model-{i // every}")) + "\n")
+            fh.write(json.dumps({"experiment_id": f"e{i % 3}", "task_id": f"t{i % 100}",
+                                 "trajectory_id": f"r{i}", "reward": float(i % 2)}) + "\n")
+    return path
+
+
+def test_a_mixed_files_groups_still_fill_row_groups(tmp_path: Path) -> None:
+    """Experiment records among the lines neither flush the open group nor leave it
+    short of a row group (DuckDB then writes its rows through the WAL, or merges
+    partial row groups at a checkpoint, compressing them again): each batch is exactly
+    a row group, so is each stored row group, and every episode has its experiment's
+    model (the last record of its experiment in the file, as in file order)."""
+    from evalatlas.adapters.jsonl_stream import ROW_GROUP_LINES
+
+    n = 3 * ROW_GROUP_LINES
+    every = 20_000
+    path = _mixed_small(tmp_path / "m.jsonl", n, every)
+    with StoreConnection(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [path], fast=True, chunk_bytes=4 << 20)
+        sizes = [r[0] for r in store.con.execute(
+            "SELECT n_episodes FROM ingest_batches WHERE n_episodes > 0 "
+            "ORDER BY batch_id").fetchall()]
+        row_groups = store.con.execute(
+            "SELECT sum(count) FROM pragma_storage_info('episodes') WHERE column_name = "
+            "'reward' AND segment_type = 'DOUBLE' GROUP BY row_group_id ORDER BY row_group_id"
+        ).fetchall()
+        models = dict(store.con.execute(
+            "SELECT experiment_id, list(DISTINCT llm_model) FROM episodes GROUP BY 1"
+        ).fetchall())
+        assert store.count("episodes") == n
+    assert not rep.fast_path_declined and rep.experiments == n // every + 1
+    assert rep.fast_path_chunks > 6  # groups of several chunks, some ending inside one
+    assert sizes == [ROW_GROUP_LINES] * 3
+    assert row_groups == [(ROW_GROUP_LINES,)] * 3
+    last = {f"e{k % 3}": f"model-{k}" for k in range(n // every + 1)}
+    assert models == {e: [m] for e, m in last.items()}
+
+
+def test_a_mixed_file_stores_what_the_exact_path_stores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small row groups, many chunks, experiment records in most of them: the same
+    episodes, experiments and models as the exact path, in groups of several chunks."""
+    from evalatlas.adapters import jsonl_stream
+
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
+    path = _mixed_small(tmp_path / "m.jsonl", 6000, 700)
+    stored = {}
+    for fast in (True, False):
+        with StoreConnection(tmp_path / f"{fast}.duckdb") as store:
+            rep = ingest_paths(store, [path], fast=fast, fast_min_bytes=0,
+                               chunk_bytes=20_000)
+            stored[fast] = (sorted(iter_episodes(store), key=lambda e: e.trajectory_id),
+                            store.query("SELECT * EXCLUDE (ingest_batch) FROM experiments "
+                                        "ORDER BY experiment_id"),
+                            store.query("SELECT llm_model, count(*) AS n FROM episodes "
+                                        "GROUP BY 1 ORDER BY 1"))
+            if fast:
+                assert rep.fast_path_chunks > 10 and not rep.fast_path_declined
+                sizes = [r["n_episodes"] for r in store.query(
+                    "SELECT n_episodes FROM ingest_batches WHERE n_episodes > 0 "
+                    "ORDER BY batch_id")]
+                assert set(sizes[:-1]) == {1024} and sum(sizes) == 6000, sizes
+    assert stored[True] == stored[False]
+    assert len(stored[True][0]) == 6000
+
+
+def test_a_failed_group_that_starts_inside_a_chunk_redoes_only_its_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mixed file's group may start with the rest of a chunk whose first rows the
+    group before wrote; when writing it fails, only that rest (and its other chunks)
+    takes the exact path: no episode is stored twice or reported as a duplicate of
+    itself, and the store equals an exact ingest."""
+    import duckdb
+
+    from evalatlas.adapters import jsonl_stream
+    from evalatlas.pricing import Pricing
+    from evalatlas.store.fast_jsonl import commit
+
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
+    real = commit.complete_batch
+    calls = []
+
+    def failing(store: StoreConnection, batch_id: int, rows: list, pricing: Pricing) -> None:
+        if rows:  # an experiment's batch (the exact path)
+            return real(store, batch_id, rows, pricing)
+        calls.append(batch_id)
+        if len(calls) == 2:
+            raise duckdb.IOException("disk full (test)")
+        return real(store, batch_id, rows, pricing)
+
+    monkeypatch.setattr(commit, "complete_batch", failing)
+    path = tmp_path / "m.jsonl"
+    with path.open("w") as fh:
+        for i in range(5000):
+            if i % 300 == 0:
+                fh.write(json.dumps(_experiment_line(f"e{i % 3}", "gpt-4o")) + "\n")
+            fh.write(json.dumps({"experiment_id": f"e{i % 3}", "task_id": f"t{i % 100}",
+                                 "trajectory_id": f"r{i}", "reward": float(i % 2),
+                                 "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
+                     + "\n")
+    with StoreConnection(tmp_path / "fast.duckdb") as store:
+        rep = ingest_paths(store, [path], fast=True, chunk_bytes=20_000)
+        fast = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+        sizes = [b["n_episodes"] for b in store.query(
+            "SELECT n_episodes FROM ingest_batches WHERE n_episodes > 0 ORDER BY batch_id")]
+    with StoreConnection(tmp_path / "exact.duckdb") as store:
+        ingest_paths(store, [path], fast=False)
+        exact = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+    lost = [d for d in rep.fast_path_declined if "disk full (test)" in d]
+    firsts = [int(d.split(":")[1]) for d in lost]
+    assert lost and rep.rejected == 0, rep.fast_path_declined
+    # the first group wrote 1,024 episodes and the 4 experiment records among them
+    # (lines 1-1028), so the failed one began inside a chunk: with the rest of it
+    assert firsts[0] == 1029 and firsts[1] - firsts[0] < firsts[2] - firsts[1], firsts
+    assert sizes[0] == 1024 and sum(sizes) == 5000
+    assert fast == exact and len(fast) == 5000

@@ -76,6 +76,15 @@ class Chunk:
         """The chunk's bytes, without a copy."""
         return memoryview(self.data)[: self.size]
 
+    def after(self, line: int) -> Chunk:
+        """The chunk's lines after ``line`` (one of its lines), as a chunk (the fast path
+        wrote the rows up to it and hands the rest to the exact path)."""
+        at = 0
+        for _ in range(line - self.first_line + 1):
+            at = self.data.index(b"\n", at) + 1
+        return Chunk(line + 1, self.data[at:self.size], self.first_line + self.n_lines - line - 1,
+                     {k: v for k, v in self.oversized.items() if k > line}, self.closes)
+
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """(line number, line without its newline) for every line of the chunk."""
         parts = self.data[: self.size].split(b"\n")

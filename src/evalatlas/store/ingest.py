@@ -593,34 +593,34 @@ class _Run:
             report.fast_path_declined.append(  # DuckDB errors quote input
                 redact_text(f"{source}:{chunk.first_line}: {prep.reason}"))
             return False
-        if prep.other_lines:  # experiment records and measurements: exact, stored first
-            self.fast_flush(fj, source)
+        if prep.other_lines:  # experiment records and measurements: exact, stored first,
+            # the open group staying open (see FastJsonl.insert: the same rows)
             wanted = {chunk.first_line + i - 1 for i in prep.other_lines}
             for lineno, raw in chunk.lines():
                 if lineno in wanted:
                     one = Chunk(lineno, raw + b"\n", 1)
                     for line, item in parse_chunk(one, source, {}, fj.max_depth):
                         self.add(item, source, line)
-        if batch.size or batch.requarantine:  # its batch id is the transaction's
-            self.fast_flush(fj, source)
+        if batch.size or batch.requarantine:
             batch.flush(report)
         try:
-            fj.insert(prep, batch.batch_id)
+            fj.insert(prep)
         except (NotClean, duckdb.Error) as exc:  # a key of an earlier chunk, or a failed check
             interrupts.reraise(exc)
             fj.discard(prep)
             report.fast_path_declined.append(  # DuckDB errors quote input
                 redact_text(f"{source}:{chunk.first_line}: {exc}"))
             return False
-        if chunk.closes:
-            self.fast_flush(fj, source)
+        if fj.group_ready(chunk):
+            self.fast_flush(fj, source, whole=True)
         return True
 
-    def fast_flush(self, fj: FastJsonl, source: str) -> None:
-        """Write the fast path's open group, if any, as one batch."""
+    def fast_flush(self, fj: FastJsonl, source: str, whole: bool = False) -> None:
+        """Write the fast path's open group, if any, as one batch (``whole``: only whole
+        row groups of it, see :meth:`FastJsonl.flush`)."""
         report = self.report
         try:
-            group = fj.flush()
+            group = fj.flush(self.batch.batch_id, whole)
         except GroupLost as lost:
             self.group_lost(fj, lost, source)
             return

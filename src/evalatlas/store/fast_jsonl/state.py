@@ -37,14 +37,22 @@ class Prepared:
     n: int = 0
     unpriced: bool = True
     hashes: np.ndarray | None = None
+    after: int = 0
+    """Rows of lines up to this one are written (a group may end inside a chunk, see
+    :meth:`~evalatlas.store.fast_jsonl.commit.Committer.flush`)."""
+    left: int = -1
+    """Staged rows not written yet (set from ``n`` when the chunk joins a group)."""
 
 
 @dataclass
 class Group:
     """Staged chunks to be written as one batch (see
-    :meth:`~evalatlas.store.fast_jsonl.commit.Committer.insert`)."""
+    :meth:`~evalatlas.store.fast_jsonl.commit.Committer.insert`); ``batch_id`` is set
+    when it is written (batches written meanwhile take the ids before it)."""
 
-    batch_id: int
+    batch_id: int = -1
     preps: list[Prepared] = field(default_factory=list)
     n: int = 0
+    size: int = 0
+    """Bytes of input of its chunks."""
     unpriced: bool = False
