@@ -18,7 +18,8 @@ Per chunk (at most 64 MB of whole lines, see :mod:`evalatlas.adapters.jsonl_stre
    problem that needs the exact path, and redacts the few rows that may hold a
    credential (:mod:`.prepare`, SQL from :mod:`.sql`);
 3. **commit** groups of chunks that fill whole DuckDB row groups, one transaction each
-   (:mod:`.commit`).
+   (:mod:`.commit`; a mixed file's group may end inside a chunk, its experiment records
+   being written meanwhile as their own batches).
 
 What is accepted is generated from the record contract (:mod:`.contract`, from
 :mod:`evalatlas.records.spec`). Steps 1-2 run in preparing threads, two chunks at a time,

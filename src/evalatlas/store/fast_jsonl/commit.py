@@ -6,9 +6,11 @@ fills whole DuckDB row groups (the chunker cuts them so, see
 ``episodes`` plus one batch row, in one transaction (the exact path's guarantee per
 batch). Whole row groups go straight into the database file, compressed; fewer rows
 would go to the write-ahead log first and be compressed at the next checkpoint
-(measured: the commit's CPU halved at 1M episodes). A group holds at most ~128 MB of
-input (longer rows commit chunk by chunk). If writing a group fails, it is rolled back
-and its chunks take the exact path.
+(measured: the commit's CPU halved at 1M episodes). A group holds ~128 MB of input, at
+most ~192 MB (longer rows commit chunk by chunk). Where experiment records leave a
+group a few rows short, it ends inside the next chunk (:meth:`Committer.group_ready`,
+:meth:`Committer.flush`). If writing a group fails, it is rolled back and its chunks
+(the rest of one that began in the group before) take the exact path.
 
 ``_fast_seen`` holds a hash and line per episode key already taken by this file (the
 exact path names the earlier line from it); the same hashes in sorted numpy blocks
