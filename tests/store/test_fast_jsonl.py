@@ -463,3 +463,31 @@ def test_a_failed_group_that_starts_inside_a_chunk_redoes_only_its_rows(
     assert firsts[0] == 1029 and firsts[1] - firsts[0] < firsts[2] - firsts[1], firsts
     assert sizes[0] == 1024 and sum(sizes) == 5000
     assert fast == exact and len(fast) == 5000
+
+
+@pytest.mark.parametrize("where", ["stored before", "same file"])
+def test_a_reward_outside_a_declared_narrower_range_is_quarantined_as_exactly(
+        tmp_path: Path, where: str) -> None:
+    """An experiment that declares ``extra.reward_range = [0, 0.5]``: its episodes with a
+    reward of 0.7 are quarantined by both paths (the fast path's own check is [0, 1]),
+    the others stored, whether the experiment was stored by an earlier ingest or comes
+    first in the same file."""
+    exp = {**_experiment_line("e1", "gpt-4o"), "extra": {"reward_range": [0, 0.5]}}
+    eps = [{"experiment_id": "e1", "task_id": f"t{i}", "trajectory_id": f"r{i}",
+            "reward": 0.7 if i % 4 == 0 else 0.25} for i in range(40)]
+    path = _write(tmp_path / "e.jsonl", ([exp] if where == "same file" else []) + eps)
+    exps = _write(tmp_path / "x.jsonl", [exp])
+    stored = {}
+    for fast in (True, False):
+        with StoreConnection(tmp_path / f"{fast}.duckdb") as store:
+            if where == "stored before":
+                ingest_paths(store, [exps], fast=False)
+            rep = ingest_paths(store, [path], fast=fast, fast_min_bytes=0)
+            stored[fast] = (sorted(iter_episodes(store), key=lambda e: e.trajectory_id),
+                            store.query("SELECT line, record, field FROM quarantine "
+                                        "ORDER BY line"))
+            if fast:
+                assert any("declared reward_range: 10" in d for d in rep.fast_path_declined)
+    assert stored[True] == stored[False]
+    assert len(stored[True][0]) == 30 and len(stored[True][1]) == 10
+    assert {q["field"] for q in stored[True][1]} == {"reward"}

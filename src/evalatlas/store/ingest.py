@@ -604,6 +604,9 @@ class _Run:
         if batch.size or batch.requarantine:
             batch.flush(report)
         try:
+            ranges = self.narrowed_ranges()
+            if ranges and (bad := fj.out_of_range(prep, ranges)):
+                raise NotClean(f"a reward outside its experiment's declared reward_range: {bad}")
             fj.insert(prep)
         except (NotClean, duckdb.Error) as exc:  # a key of an earlier chunk, or a failed check
             interrupts.reraise(exc)
@@ -614,6 +617,15 @@ class _Run:
         if fj.group_ready(chunk):
             self.fast_flush(fj, source, whole=True)
         return True
+
+    def narrowed_ranges(self) -> dict[str, tuple[float, float]]:
+        """The declared reward ranges narrower than [0, 1] (the fast path's own check) of
+        the experiments stored now, and of the store a staged ingest is for: a chunk with
+        a reward outside one takes the exact path, which quarantines it (as
+        :func:`_add_record` does)."""
+        extras = {**(self.batch.known_extras or {}), **range_extras(self.store)}
+        ranges = {eid: declared_reward_range(extra) for eid, extra in extras.items()}
+        return {eid: (lo, hi) for eid, (lo, hi) in ranges.items() if lo > 0 or hi < 1}
 
     def fast_flush(self, fj: FastJsonl, source: str, whole: bool = False) -> None:
         """Write the fast path's open group, if any, as one batch (``whole``: only whole

@@ -104,6 +104,21 @@ class Committer:
         return not (group.n + grows >= jsonl_stream.ROW_GROUP_LINES
                     and group.size + chunk.size < jsonl_stream.GROUP_BYTES * 3 // 2)
 
+    def out_of_range(self, prep: Prepared, ranges: dict[str, tuple[float, float]]) -> int:
+        """How many staged rows have a reward outside the range their experiment declares,
+        for the experiments in ``ranges`` (experiment id -> (low, high), from
+        :func:`evalatlas.store.rows.declared_reward_range`). Why: the staging checks
+        rewards against [0, 1] only, and the exact path quarantines a reward outside its
+        experiment's declared range, so a narrower one must send the chunk there."""
+        if not ranges or prep.table is None:
+            return 0
+        return int(self.con.execute(
+            f"SELECT count(*) FROM {prep.table} s JOIN (SELECT unnest(?::VARCHAR[]) AS "
+            "experiment_id, unnest(?::DOUBLE[]) AS lo, unnest(?::DOUBLE[]) AS hi) r "
+            "USING (experiment_id) WHERE s.reward < r.lo OR s.reward > r.hi",
+            [list(ranges), [lo for lo, _ in ranges.values()],
+             [hi for _, hi in ranges.values()]]).fetchall()[0][0])
+
     def _any_stored(self, rows: str | None) -> bool:
         """Whether any of ``rows``' keys is stored already. On a lake, a DELETE only when
         one is: DuckLake's DELETE over a lake that four writers filled with 1M-episode
