@@ -117,3 +117,49 @@ def test_past_newline_finds_the_kth_line_end(seed: int,
     ends = [i + 1 for i, b in enumerate(data) if b == 10]
     for k in (1, 2, rng.randint(1, 300), 299, 300):
         assert jsonl_stream._past_newline(data, counts, k) == ends[k - 1]
+
+
+def test_read_buffers_are_reused_only_when_nothing_holds_them(tmp_path: Path) -> None:
+    """A plain file's chunks are read into reused buffers (no fresh pages per chunk),
+    but a chunk (or a view or line of it) that is still held never changes: its buffer
+    is not reused while referenced."""
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"\n".join(_lines(random.Random(7), 3000, 0, 40)) + b"\n")
+    want = path.read_bytes()
+    held = _chunks(path, 4000)  # every chunk held: each in its own buffer
+    assert len(held) > 10
+    _check_cover(path, held)
+    assert len({id(c.data) for c in held}) == len(held)
+    # dropping each chunk before the next is read: the same few buffers serve the file
+    buffers: set[int] = set()
+    got = b""
+    with path.open("rb") as fh:
+        for chunk in iter_plain_chunks(fh, max_line_bytes=1 << 20, chunk_bytes=4000):
+            buffers.add(id(chunk.data))
+            got += bytes(chunk.view)
+            del chunk
+    assert got == want
+    assert len(buffers) <= 3
+    # a line or view kept from a dropped chunk keeps its bytes
+    with path.open("rb") as fh:
+        chunks = iter_plain_chunks(fh, max_line_bytes=1 << 20, chunk_bytes=4000)
+        first = next(chunks)
+        view, n = first.view, first.n_lines
+        line_no, line = next(first.lines())
+        del first
+        rest = b"".join(bytes(c.view) for c in chunks)
+    assert isinstance(line, bytes) and line_no == 1 and want.startswith(line + b"\n")
+    assert bytes(view) + rest == want and bytes(view).count(b"\n") == n
+
+
+def test_buffers_fall_back_to_bytes_when_every_buffer_is_held(tmp_path: Path) -> None:
+    """More chunks held at once than the pool keeps: the rest are plain bytes, still
+    the file's lines."""
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"\n".join(_lines(random.Random(8), 4000, 0, 40)) + b"\n")
+    held = _chunks(path, 3000)
+    assert len(held) > jsonl_stream._Buffers.MAX_BUFFERS
+    _check_cover(path, held)
+    kinds = [type(c.data) for c in held]
+    assert kinds.count(bytearray) == jsonl_stream._Buffers.MAX_BUFFERS
+    assert bytes in kinds
