@@ -190,6 +190,14 @@ def test_key_hash_does_not_collide_on_regular_ids() -> None:
         f"count(DISTINCT {key_hash()}) FROM ({keys})").fetchone()
     assert weak < 100_000  # the reason for key_hash
     assert ours == 100_000
+    # and of the benchmark's shape, at 1M keys (50 experiments x 20,000 episodes)
+    bench = ("SELECT printf('exp%04d', i % 50) AS experiment_id, "
+             "printf('task-%05d_ep%d', (i // 50) % 2000, i // 100000) AS trajectory_id "
+             "FROM range(1000000) r(i)")
+    keys_1m, ours_1m = con.execute(
+        f"SELECT count(DISTINCT (experiment_id, trajectory_id)), count(DISTINCT {key_hash()}) "
+        f"FROM ({bench})").fetchone()
+    assert keys_1m == ours_1m == 1_000_000
 
 
 def test_regular_ids_over_many_chunks_stay_on_the_fast_path(tmp_path: Path) -> None:
