@@ -59,6 +59,8 @@ class Chunk:
 
     first_line: int
     data: bytes
+    """The chunk's bytes, maybe followed by more of the read (see ``end``); for a plain
+    file a reused ``bytearray`` (see :class:`_Buffers`), never changed while referenced."""
     n_lines: int
     oversized: dict[int, int] = field(default_factory=dict)
     closes: bool = True
