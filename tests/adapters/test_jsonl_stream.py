@@ -163,3 +163,24 @@ def test_buffers_fall_back_to_bytes_when_every_buffer_is_held(tmp_path: Path) ->
     kinds = [type(c.data) for c in held]
     assert kinds.count(bytearray) == jsonl_stream._Buffers.MAX_BUFFERS
     assert bytes in kinds
+
+
+def test_lines_at_gives_the_lines_that_lines_gives(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few lines picked out of a chunk (a mixed file's experiment records) are the
+    same as :meth:`Chunk.lines` gives, for the first, last and any line between, in a
+    chunk that is a prefix of a longer read, and in one whose last line had no newline."""
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 300)
+    monkeypatch.setattr(jsonl_stream, "_COUNT_BLOCK", 4096)  # lines in several blocks
+    rng = random.Random(11)
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"\n".join(_lines(rng, 5000, 0, 300)))  # no final newline
+    chunks = _chunks(path, 60_000)
+    assert len(chunks) > 3 and any(c.end is not None and c.end < len(c.data) for c in chunks)
+    for c in chunks:
+        every = dict(c.lines())
+        last = c.first_line + c.n_lines - 1
+        picks = {c.first_line, last, *rng.sample(range(c.first_line, last + 1), 5)}
+        got = list(c.lines_at([*picks, last + 1, c.first_line - 1]))  # outside: skipped
+        assert [n for n, _ in got] == sorted(picks)
+        assert all(line == every[n] and isinstance(line, bytes) for n, line in got)

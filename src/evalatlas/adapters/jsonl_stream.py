@@ -23,7 +23,7 @@ import hashlib
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -86,6 +86,23 @@ class Chunk:
             at = self.data.index(b"\n", at) + 1
         return Chunk(line + 1, bytes(self.view[at:]), self.first_line + self.n_lines - line - 1,
                      {k: v for k, v in self.oversized.items() if k > line}, self.closes)
+
+    def lines_at(self, numbers: Iterable[int]) -> Iterator[tuple[int, bytes]]:
+        """(line number, line without its newline) for those of the chunk's lines in
+        ``numbers``, in file order, as :meth:`lines` gives them.
+
+        Why not :meth:`lines` and a filter: a mixed file's chunk holds a few experiment
+        records among ~61,000 episodes, and splitting all of it made ~61,000 objects (and
+        a copy of the chunk) per chunk to keep three; here the newlines are counted per
+        block (:func:`_block_newlines`) and only the wanted lines are cut out."""
+        view = self.view
+        counts = _block_newlines(view)
+        last = self.first_line + self.n_lines - 1
+        for number in sorted({n for n in numbers if self.first_line <= n <= last}):
+            k = number - self.first_line  # lines before it
+            start = 0 if k == 0 else _past_newline(self.data, counts, k)
+            end = _past_newline(self.data, counts, k + 1) - 1
+            yield number, bytes(view[start:end])
 
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """(line number, line without its newline) for every line of the chunk."""
@@ -268,7 +285,7 @@ def _line_end(fd: int, target: int, size: int, max_line_bytes: int) -> int | Non
 _COUNT_BLOCK = MiB
 
 
-def _block_newlines(data: bytes) -> list[int]:
+def _block_newlines(data: bytes | memoryview) -> list[int]:
     """Newlines in each :data:`_COUNT_BLOCK` of ``data`` (vectorised per block, whose
     mask stays in cache: measured 3x faster than ``bytes.count``)."""
     import numpy as np

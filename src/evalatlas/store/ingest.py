@@ -596,11 +596,10 @@ class _Run:
         if prep.other_lines:  # experiment records and measurements: exact, stored first,
             # the open group staying open (see FastJsonl.insert: the same rows)
             wanted = {chunk.first_line + i - 1 for i in prep.other_lines}
-            for lineno, raw in chunk.lines():
-                if lineno in wanted:
-                    one = Chunk(lineno, raw + b"\n", 1)
-                    for line, item in parse_chunk(one, source, {}, fj.max_depth):
-                        self.add(item, source, line)
+            for lineno, raw in chunk.lines_at(wanted):
+                one = Chunk(lineno, raw + b"\n", 1)
+                for line, item in parse_chunk(one, source, {}, fj.max_depth):
+                    self.add(item, source, line)
         if batch.size or batch.requarantine:
             batch.flush(report)
         try:
