@@ -34,9 +34,13 @@ from evalatlas.store.fast_jsonl.staging import SCRATCH, chunk_dir, scratch_insta
 from evalatlas.store.fast_jsonl.state import Group, Prepared
 from evalatlas.store.redaction import column_types, redaction_functions
 
-MEMORY_LIMIT = "640MB"
+MEMORY_LIMIT = "512MB"
 """The store instance's DuckDB memory budget while the fast path runs (unless the user
-set :data:`evalatlas.store.db.ENV_MEMORY`); the scratch instance has 256 MB more."""
+set :data:`evalatlas.store.db.ENV_MEMORY`); the scratch instance has 256 MB more.
+512 MB (640 until jsonl5): with 640 the peak RSS of a 10M-episode file on duckdb 1.5.5
+was 1,236 MB (episodes only) and 1,286 MB (a mixed file), over the 1.2 GB bound, while
+the per-key state (``_fast_seen``) grows with the file; with 512, 1,156 MB on the mixed
+file at the same CPU (185 vs 182 s, loaded machine; BENCHMARKS.md, jsonl5)."""
 
 CHECKPOINT_THRESHOLD = "128MB"
 """DuckDB's WAL size that triggers a checkpoint, while the fast path writes."""
