@@ -6,6 +6,7 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -254,6 +255,23 @@ def test_groups_of_chunks_write_whole_row_groups(tmp_path: Path) -> None:
     assert batches == groups == [(ROW_GROUP_LINES,), (ROW_GROUP_LINES,), (10,)]
     assert wal_bytes < 1 << 20
 
+def _fast_and_exact(tmp_path: Path, path: Path, chunk_bytes: int
+                    ) -> tuple[Any, list[Any], list[Any], list[int]]:
+    """``path`` ingested by the fast path (chunks of ``chunk_bytes``) and by the exact
+    path, each into a store of its own: the fast ingest's report, both stores' episodes
+    by trajectory id, and the fast store's episodes per batch (batches with episodes,
+    in order)."""
+    with StoreConnection(tmp_path / "fast.duckdb") as store:
+        rep = ingest_paths(store, [path], fast=True, chunk_bytes=chunk_bytes)
+        fast = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+        sizes = [b["n_episodes"] for b in store.query(
+            "SELECT n_episodes FROM ingest_batches WHERE n_episodes > 0 ORDER BY batch_id")]
+    with StoreConnection(tmp_path / "exact.duckdb") as store:
+        ingest_paths(store, [path], fast=False)
+        exact = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+    return rep, fast, exact, sizes
+
+
 
 def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -278,14 +296,7 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
     monkeypatch.setattr(commit, "complete_batch", failing)
     path = _small_episodes(tmp_path / "e.jsonl", 5000, prompt_tokens=100,
                            completion_tokens=10)
-    with StoreConnection(tmp_path / "fast.duckdb") as store:
-        rep = ingest_paths(store, [path], fast=True, chunk_bytes=40_000)
-        fast = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
-        sizes = [b["n_episodes"] for b in store.query(
-            "SELECT n_episodes FROM ingest_batches ORDER BY batch_id")]
-    with StoreConnection(tmp_path / "exact.duckdb") as store:
-        ingest_paths(store, [path], fast=False)
-        exact = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+    rep, fast, exact, sizes = _fast_and_exact(tmp_path, path, 40_000)
     assert len(calls) >= 3  # groups after the failed one take the fast path again
     declined = [d for d in rep.fast_path_declined if "disk full (test)" in d]
     assert len(declined) > 1  # every chunk of the failed group, each by its first line
@@ -336,12 +347,7 @@ def test_a_failed_check_before_a_group_sends_only_that_chunk_to_the_exact_path(
 
     monkeypatch.setattr(fast_jsonl.FastJsonl, "insert", failing)
     path = _small_episodes(tmp_path / "e.jsonl", 3000)
-    with StoreConnection(tmp_path / "fast.duckdb") as store:
-        rep = ingest_paths(store, [path], fast=True, chunk_bytes=40_000)
-        fast = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
-    with StoreConnection(tmp_path / "exact.duckdb") as store:
-        ingest_paths(store, [path], fast=False)
-        exact = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+    rep, fast, exact, _ = _fast_and_exact(tmp_path, path, 40_000)
     assert [d for d in rep.fast_path_declined if "no memory (test)" in d] == [
         f"{path}:{calls[1]}: no memory (test)"]
     assert rep.fast_path_chunks == len(calls) - 1
@@ -455,14 +461,7 @@ def test_a_failed_group_that_starts_inside_a_chunk_redoes_only_its_rows(
                                  "trajectory_id": f"r{i}", "reward": float(i % 2),
                                  "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
                      + "\n")
-    with StoreConnection(tmp_path / "fast.duckdb") as store:
-        rep = ingest_paths(store, [path], fast=True, chunk_bytes=20_000)
-        fast = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
-        sizes = [b["n_episodes"] for b in store.query(
-            "SELECT n_episodes FROM ingest_batches WHERE n_episodes > 0 ORDER BY batch_id")]
-    with StoreConnection(tmp_path / "exact.duckdb") as store:
-        ingest_paths(store, [path], fast=False)
-        exact = sorted(iter_episodes(store), key=lambda e: e.trajectory_id)
+    rep, fast, exact, sizes = _fast_and_exact(tmp_path, path, 20_000)
     lost = [d for d in rep.fast_path_declined if "disk full (test)" in d]
     firsts = [int(d.split(":")[1]) for d in lost]
     assert lost and rep.rejected == 0, rep.fast_path_declined

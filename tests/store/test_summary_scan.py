@@ -227,6 +227,7 @@ def _same_sums(old: dict[str, Any], new: dict[str, Any], what: object) -> None:
         assert a.shape == b.shape, (what, name)
         if name == "spread":
             scale = np.asarray(old.get("squares", np.zeros_like(a)), dtype=float)
+            assert (np.isnan(a) == np.isnan(b)).all(), (what, name)  # NaN: no ratio
             known = ~np.isnan(a)
             assert np.all(np.abs(a[known] - b[known]) <= 1e-9 * np.maximum(
                 1.0, np.abs(scale[known]) + np.abs(a[known]))), (what, name)

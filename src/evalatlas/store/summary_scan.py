@@ -350,9 +350,12 @@ def _dropping(drop: np.ndarray) -> Any:
 
 def _ratio(per: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
     """One ratio's per-group sums (the fields of
-    :class:`~evalatlas.stats.bounded.RatioSums`)."""
-    return {"clusters": per[f"{prefix}_clusters"], "numerators": per[f"{prefix}_a"],
-            "denominators": per[f"{prefix}_b"], "spread": per[f"{prefix}_spread"]}
+    :class:`~evalatlas.stats.bounded.RatioSums`). The spread is NaN, not 0, where the
+    group has clusters but no ratio (``sum b = 0``: the SQL's NULL), as there."""
+    clusters, denominators = per[f"{prefix}_clusters"], per[f"{prefix}_b"]
+    spread = np.where((clusters > 0) & ~(denominators > 0), np.nan, per[f"{prefix}_spread"])
+    return {"clusters": clusters, "numerators": per[f"{prefix}_a"],
+            "denominators": denominators, "spread": spread}
 
 
 def _per_group_number(sums: dict[str, Any], n_groups: int) -> dict[str, np.ndarray]:
