@@ -245,7 +245,11 @@ class _Buffers:
         else:
             if len(self.pool) >= self.MAX_BUFFERS:
                 return os.pread(fd, n, pos)
-            buf = bytearray()
+            # At its full size at once: growing an empty one by ``bytes(n)`` touched
+            # every page twice, the temporary's and the copy's (measured: ~30,000-41,000
+            # page faults per new 55 MB buffer against ~13,400 for one touch; 4 buffers
+            # in a 1M-episode ingest).
+            buf = bytearray(n)
             self.pool.append(buf)
         if len(buf) > n:
             del buf[n:]  # keeps the allocation (and its pages) for the next, longer read
