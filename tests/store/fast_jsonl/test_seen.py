@@ -5,12 +5,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from evalatlas.store.fast_jsonl import seen as seen_module
 from evalatlas.store.fast_jsonl.seen import SeenHashes
 
 
-def test_counts_exactly_the_hashes_added_before() -> None:
+@pytest.mark.parametrize("filtered", [False, True])
+def test_counts_exactly_the_hashes_added_before(filtered: bool, monkeypatch) -> None:
+    """Against a Python set; ``filtered``: with the presence filter made early and small
+    (512 bytes, so many absent hashes pass it and present ones share bits): still exact."""
+    if filtered:
+        monkeypatch.setattr(seen_module, "FILTER_FROM", 5000)
+        monkeypatch.setattr(seen_module, "FILTER_BITS", 12)
     rng = np.random.default_rng(7)
     seen = SeenHashes()
     reference: set[int] = set()
@@ -28,6 +35,27 @@ def test_counts_exactly_the_hashes_added_before() -> None:
     absent = np.array([h for h in rng.integers(0, 2**64 - 1, 1000, dtype=np.uint64).tolist()
                        if h not in reference], dtype=np.uint64)
     assert seen.count(absent) == 0
+    assert (seen._filter is not None) == filtered
+
+
+def test_the_filter_rules_out_most_absent_hashes() -> None:
+    """Made once the set holds FILTER_FROM hashes (from every block so far, then kept up
+    with each add): absent hashes mostly fail it, present ones always pass."""
+    rng = np.random.default_rng(3)
+    seen = SeenHashes()
+    held = rng.integers(0, 2**64 - 1, seen_module.FILTER_FROM + 10, dtype=np.uint64)
+    seen.add(held[:1000])
+    assert seen._filter is None
+    seen.add(held[1000:])
+    assert seen._filter is not None
+    later = rng.integers(0, 2**64 - 1, 5000, dtype=np.uint64)
+    seen.add(later)
+    byte, bit = seen_module._slots(np.concatenate([held, later]))
+    assert ((seen._filter[byte] >> bit) & 1).all()
+    absent = rng.integers(0, 2**64 - 1, 20_000, dtype=np.uint64)
+    byte, bit = seen_module._slots(absent)
+    assert ((seen._filter[byte] >> bit) & 1).mean() < 0.02  # ~1M of 2**27 bits set
+    assert seen.count(np.concatenate([absent, held[::1000], later[:7]])) == 1049 + 7
 
 
 def test_blocks_stay_logarithmic() -> None:

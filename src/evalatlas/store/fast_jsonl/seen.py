@@ -13,6 +13,13 @@ each key is merged ~log2(n / chunk) times, by a stable sort of two sorted runs (
 merge, in place), at 8 bytes a key (80 MB at 10M keys; a merge briefly holds up to
 :data:`MAX_MERGED` x 16 bytes more).
 
+Once the set holds :data:`FILTER_FROM` hashes, a bit per hash's top
+:data:`FILTER_BITS` bits (a one-hash Bloom filter, 16 MB) rules most of a chunk's keys
+out before the search: the searches grew with the set, from ~4 ms per chunk at 1M keys
+to ~22-26 ms at 10M (the one per-chunk cost of a 10M-episode ingest that grew with it,
+BENCHMARKS.md, jsonl6), and with the filter ~5 ms at 10M (a gather of 61,440 bits and
+the search of the ~7% it lets through).
+
 A false positive (a hash collision, or the keys of a group whose write was rolled back)
 only sends a chunk to the exact path, which decides with the stored keys; there is no
 false negative as long as every key stored from the input is added.
@@ -41,12 +48,29 @@ their union at once, which uncapped would be ~160 MB (8M keys) near the end of a
 ~3 full blocks plus the binary counter's smaller ones to search."""
 
 
+FILTER_BITS = 27
+"""The filter has 2**FILTER_BITS bits (16 MB): at 10M keys ~7% of absent keys pass it."""
+
+FILTER_FROM = 1 << 20
+"""Hashes held before the filter is made: below, the searches cost ~4 ms a chunk or less,
+and a small file's ingest needs no 16 MB filter whose pages its few keys would touch."""
+
+
+def _slots(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each hash's filter byte and bit (from its top :data:`FILTER_BITS` bits: sorted
+    hashes give sorted bytes)."""
+    top = h >> np.uint64(64 - FILTER_BITS)
+    return (top >> np.uint64(3)).astype(np.intp), (top & np.uint64(7)).astype(np.uint8)
+
+
 class SeenHashes:
     """A set of uint64 key hashes: :meth:`count` how many of a chunk's hashes are in it,
     :meth:`add` a chunk's hashes."""
 
     def __init__(self) -> None:
         self._blocks: list[np.ndarray] = []
+        self._filter: np.ndarray | None = None
+        """Bit ``i`` set when some hash held has top bits ``i`` (None: not made yet)."""
 
     def __len__(self) -> int:
         """Hashes held (one added again before its blocks merged is held twice)."""
@@ -58,7 +82,11 @@ class SeenHashes:
 
     def count(self, hashes: np.ndarray) -> int:
         """How many of ``hashes`` (each occurrence) are in the set."""
-        h = np.sort(np.asarray(hashes, dtype=np.uint64))  # sorted keys search faster
+        h = np.asarray(hashes, dtype=np.uint64)
+        if self._filter is not None and h.size:
+            byte, bit = _slots(h)
+            h = h[((self._filter[byte] >> bit) & 1).astype(bool)]  # the others are absent
+        h = np.sort(h)  # sorted keys search faster
         if h.size == 0:
             return 0
         found = np.zeros(h.size, dtype=bool)
@@ -73,6 +101,8 @@ class SeenHashes:
         h = _dedupe_sorted(np.sort(np.asarray(hashes, dtype=np.uint64)))
         if h.size == 0:
             return
+        if self._filter is not None:
+            self._mark(h)
         self._blocks.append(h)
         while (len(self._blocks) > 1 and self._blocks[-2].size <= self._blocks[-1].size
                and self._blocks[-2].size + self._blocks[-1].size <= MAX_MERGED):
@@ -81,3 +111,15 @@ class SeenHashes:
             self._blocks[-1] = both  # the old block is freed before the sort
             both.sort(kind="stable")  # two sorted runs: one linear merge, in place
             self._blocks[-1] = _dedupe_sorted(both)
+        if self._filter is None and len(self) >= FILTER_FROM:
+            self._filter = np.zeros(1 << (FILTER_BITS - 3), dtype=np.uint8)
+            for block in self._blocks:
+                self._mark(block)
+
+    def _mark(self, h: np.ndarray) -> None:
+        """Set the filter bits of ``h`` (sorted)."""
+        assert self._filter is not None
+        byte, bit = _slots(h)
+        starts = np.flatnonzero(np.concatenate([[True], byte[1:] != byte[:-1]]))
+        masks = np.left_shift(np.uint8(1), bit)
+        self._filter[byte[starts]] |= np.bitwise_or.reduceat(masks, starts)
