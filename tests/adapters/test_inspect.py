@@ -474,3 +474,108 @@ def test_sample_text_of_messages_and_long_text() -> None:
     assert _sample_text({"x": 1}) is None and _sample_text("  ") is None
     long = _sample_text("z" * (SAMPLE_TEXT_LIMIT + 5))
     assert len(long) == SAMPLE_TEXT_LIMIT and long.endswith("…")
+
+
+# --- summaries decoded into their shape, or read as plain JSON (issue 27) ---------------
+
+
+_VARIED = [  # every kind of value the mapping reads, in the shape a summary has
+    {"id": "plain", "epoch": 1, "input": "q", "target": "a", "metadata": {"x": [1]},
+     "scores": {"match": {"value": "C", "answer": "a", "explanation": "e", "history": []},
+                "includes": {"value": "P"}},
+     "model_usage": {MODEL: {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+                             "input_tokens_cache_read": 4, "total_cost": 0.25}},
+     "role_usage": {}, "started_at": "2025-01-01T00:00:00+00:00",
+     "completed_at": "2025-01-01T00:00:03+00:00", "total_time": 3.5, "working_time": 3,
+     "uuid": "u1", "retries": 0, "completed": True, "message_count": 2, "turn_count": 1},
+    {"id": 7, "epoch": 2, "input": [{"role": "user", "content": "hi"}], "target": ["a", "b"],
+     "scores": {"match": {"value": {"a": "P", "b": 0.25}}, "other": {"value": [1, 2]},
+                "word": {"value": "yes"}, "text": {"value": "2.5"}, "none": {"value": None}},
+     "model_usage": {MODEL: {"input_tokens": 1, "output_tokens": 2},
+                     "g/x": {"input_tokens": 5, "output_tokens": 6, "total_cost": 0.1}},
+     "limit": {"type": "time"}, "error": {"message": "RuntimeError('boom')"},
+     "error_retries": [{}, {}], "total_time": -3, "working_time": 2},
+    {"id": "limited", "scores": {}, "model_usage": {MODEL: {"input_tokens": -4,
+                                                           "output_tokens": 2}},
+     "limit": {"type": "message", "limit": 5}, "completed": False,
+     "output": {"completion": "x" * 20_000}},
+    {"id": "a/../b", "epoch": 1, "scores": None, "model_usage": None, "input": "a\x1bb"},
+    {"id": "plain", "epoch": 1, "scores": {"match": {"value": "I"}}},  # re-logged: wins
+]
+
+
+def _eval_log(tmp_path: Path, samples: list, name: str = "log.eval") -> Path:
+    """The popularity log's header with these sample summaries, as a ``.eval``."""
+    log = json.loads(POPULARITY_JSON.read_text())
+    log.pop("samples")
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("header.json", json.dumps(log))
+        zf.writestr("summaries.json", json.dumps(samples))
+    return path
+
+
+def _dumped(path: Path) -> list:
+    return [i.model_dump() if not isinstance(i, Problem) else i for i in read_inspect(path)]
+
+
+def test_summaries_decoded_into_their_shape_equal_the_plain_json_reading(tmp_path,
+                                                                          monkeypatch):
+    """``summaries.json`` decoded straight into SampleSummary/SampleScore (the hot path)
+    gives the records the plain-JSON reading gives (what the .json log and any summary
+    of another shape take), problems included."""
+    import msgspec
+
+    from evalatlas.adapters import inspect_archive
+
+    decoded = inspect_archive.decode_summaries(json.dumps(_VARIED).encode())
+    assert type(decoded[0].scores["match"]) is inspect_archive.SampleScore  # typed
+    path = _eval_log(tmp_path, _VARIED)
+    typed = _dumped(path)
+    assert len([i for i in typed if isinstance(i, dict)]) == 5  # the experiment and 4
+
+    class Refuse:
+        def decode(self, raw: bytes) -> None:
+            raise msgspec.ValidationError("not this shape")
+
+    monkeypatch.setattr(inspect_archive, "_SUMMARIES", Refuse())
+    assert _dumped(path) == typed
+    log = json.loads(POPULARITY_JSON.read_text())
+    log["samples"] = _VARIED
+    as_json = tmp_path / "log.json"
+    as_json.write_text(json.dumps(log))
+    json_items = _dumped(as_json)
+    json_items[0]["experiment_name"] = typed[0]["experiment_name"]
+    assert json_items == typed
+
+
+@pytest.mark.parametrize("odd", [
+    {"id": "score-not-object", "scores": {"match": 1.0}},  # a bare value: read as a score
+    {"id": "list-scores", "scores": [1, 2]},
+    {"id": "nan", "total_time": float("nan")},  # JSON msgspec refuses
+    "not an object",
+])
+def test_one_summary_of_another_shape_reads_the_log_as_plain_json(tmp_path, odd):
+    """A summary the typed decode refuses sends the whole list through the plain-JSON
+    reading: its neighbours are stored as in a log without it, it is read or named."""
+    clean = _eval_log(tmp_path, _VARIED[:3], "clean.eval")
+    mixed = _eval_log(tmp_path, [*_VARIED[:2], odd, _VARIED[2]], "mixed.eval")
+    before = [i for i in _dumped(clean)[1:] if isinstance(i, dict)]
+    items = _dumped(mixed)
+    eps = [i for i in items[1:] if isinstance(i, dict)]
+    problems = [i for i in items if isinstance(i, Problem)]
+    assert [e for e in eps if e["task_id"] in ("plain", "7", "limited")] == before
+    if odd == "not an object":
+        assert [(p.record, p.reason) for p in problems] == [
+            ("samples[2]", "the string 'not an object', expected a sample object")]
+    elif odd["id"] == "list-scores":
+        assert [(p.record, p.field) for p in problems] == [("list-scores epoch 1", "scores")]
+    else:
+        (odd_ep,) = [e for e in eps if e["task_id"] == odd["id"]]
+        assert problems == []
+        if odd["id"] == "nan":
+            assert odd_ep["wall_time_s"] is None
+            assert odd_ep["extra"]["coercion_notes"] == {
+                "total_time": "nan is not a finite number; missing"}
+        else:
+            assert odd_ep["scores"] == {"match": 1.0} and odd_ep["reward"] == 1.0

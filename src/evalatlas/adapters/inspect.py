@@ -3,8 +3,9 @@
 One experiment per log (task x model run) and one episode per (sample id, epoch):
 
 - **What is read.** From a ``.eval``: ``header.json`` (eval spec, results, stats, status,
-  error), ``summaries.json`` (one small summary per sample and epoch) and
-  ``reductions.json``; ``samples/*`` (full transcripts) are never opened. A log still in
+  error) and ``summaries.json`` (one small summary per sample and epoch);
+  ``reductions.json`` (nothing stored comes from it) and ``samples/*`` (full
+  transcripts) are never opened. A log still in
   progress or crashed has no ``header.json``: ``_journal/start.json`` gives the spec and
   ``_journal/summaries/<n>.json`` the samples finished so far, in order. A sample logged
   again (a retry, a re-scored sample) replaces the earlier entry: the last one wins. A
@@ -64,7 +65,7 @@ from typing import Any
 
 from evalatlas.adapters.base import Adapter, Item, head_bytes
 from evalatlas.adapters.coerce import NOTES_KEY, Fields, count, describe, number, or_none
-from evalatlas.adapters.inspect_archive import read_log
+from evalatlas.adapters.inspect_archive import SampleScore, SampleSummary, read_log
 from evalatlas.errors import InputError, Problem, UnsafeIdError
 from evalatlas.records.ids import check_safe_id, experiment_id_for
 from evalatlas.records.models import (
@@ -180,8 +181,8 @@ def _trajectory_id(sample_id: str, epoch: int) -> str:
         return f"sample-{digest}_epoch_{epoch}"
 
 
-def _error(sample: dict[str, Any]) -> str | None:
-    err = sample.get("error")
+def _error(err: Any) -> str | None:
+    """An ``error`` (a log's or a sample's) as text: its ``message`` when an object."""
     if isinstance(err, dict):
         err = err.get("message")
     if not err:
@@ -217,15 +218,19 @@ def _sample_text(value: Any) -> str | None:
     return text if len(text) <= SAMPLE_TEXT_LIMIT else text[: SAMPLE_TEXT_LIMIT - 1] + "…"
 
 
-def _sample_output(sample: dict[str, Any], headline: str | None) -> str | None:
+def _sample_output(sample: SampleSummary, headline: str | None) -> str | None:
     """What the model answered: the completion of a full sample (``.json`` logs), else
     the headline scorer's extracted ``answer`` (sample summaries keep no completion)."""
-    output = sample.get("output")
+    output = sample.output
     if isinstance(output, dict) and isinstance(output.get("completion"), str):
         return _sample_text(output["completion"])
-    scores = sample.get("scores")
-    if isinstance(scores, dict) and headline and isinstance(scores.get(headline), dict):
-        return _sample_text(scores[headline].get("answer"))
+    scores = sample.scores
+    if isinstance(scores, dict) and headline:
+        score = scores.get(headline)
+        if type(score) is SampleScore:
+            return _sample_text(score.answer)
+        if isinstance(score, dict):
+            return _sample_text(score.get("answer"))
     return None
 
 
@@ -317,7 +322,7 @@ def experiment_of(log: dict[str, Any], path: Path,
             "headline_scorer": headline_scorer(log),
             "started_at": stats.get("started_at"), "completed_at": stats.get("completed_at"),
             "model_usage": stats.get("model_usage") or {},
-            "error": _error(log),
+            "error": _error(log.get("error")),
             **({} if usage_totals is None else {"usage_totals": usage_totals}),
         }},
         published_metrics=_published(log),
@@ -356,14 +361,14 @@ class _Episodes:
         self.path = path
         self.file = str(path)
 
-    def episode(self, sample: dict[str, Any], sid: str | None = None,
+    def episode(self, sample: SampleSummary, sid: str | None = None,
                 epoch: int | None = None) -> EpisodeRecord:
         """One episode from a sample summary (or a full sample of a ``.json`` log);
         ``sid`` and ``epoch`` as :func:`sample_key` checked them."""
         if sid is None or epoch is None:
             sid, epoch = sample_key(sample, self.path, "sample")
         checks = Fields(self.file, f"{sid} epoch {epoch}")
-        raw_scores = sample.get("scores")
+        raw_scores: Any = sample.scores  # as written when not read as SampleScores
         values: dict[str, Any] = {}
         scores: dict[str, float | None] = {}
         if raw_scores:
@@ -372,7 +377,9 @@ class _Episodes:
                                     record=f"{sid} epoch {epoch}")
             letters = _LETTER_SCORES
             for name, score in raw_scores.items():
-                value = score.get("value") if type(score) is dict else score
+                shape = type(score)
+                value = score.value if shape is SampleScore else \
+                    score.get("value") if shape is dict else score
                 if type(value) is str:
                     values[name] = value
                     f = letters.get(value)
@@ -385,12 +392,12 @@ class _Episodes:
                 else:
                     scores[name] = score_to_float(value)
         reward = scores.get(self.headline) if self.headline else None
-        error = _error(sample) if sample.get("error") else None
-        limit = sample.get("limit")
+        error = _error(sample.error) if sample.error else None
+        limit = sample.limit
         if type(limit) is not dict:
             limit = None
         status, error_type = "completed", None
-        if sample.get("completed") is False:
+        if sample.completed is False:
             status = "incomplete"
         if limit:
             kind = str(limit.get("type") or "unknown")
@@ -400,28 +407,34 @@ class _Episodes:
             status = "error"
             m = _EXC_NAME.match(error)
             error_type = m.group(1) if m else "error"
-        retries = sample.get("retries")
-        if retries is None and isinstance(sample.get("error_retries"), list):
-            retries = len(sample["error_retries"])
-        model_usage = sample.get("model_usage")
+        retries = sample.retries
+        if retries is None and isinstance(sample.error_retries, list):
+            retries = len(sample.error_retries)
+        model_usage = sample.model_usage
         if model_usage is None:
             model_usage = {}
         elif type(model_usage) is not dict:
             raise checks.error("model_usage", f"{describe(model_usage)}, expected an object of "
                           "per-model usage")
         extra: dict[str, Any] = {"score_values": values}
-        for key, value in (("uuid", sample.get("uuid")), ("retries", retries),
-                           ("working_time_s", _seconds(sample.get("working_time"),
-                                                       "working_time", checks)),
-                           ("model_usage", model_usage or None), ("limit", limit),
-                           ("message_count", sample.get("message_count"))):
-            if value is not None:
-                extra[key] = value
+        if sample.uuid is not None:
+            extra["uuid"] = sample.uuid
+        if retries is not None:
+            extra["retries"] = retries
+        working = _seconds(sample.working_time, "working_time", checks)
+        if working is not None:
+            extra["working_time_s"] = working
+        if model_usage:
+            extra["model_usage"] = model_usage
+        if limit is not None:
+            extra["limit"] = limit
+        if sample.message_count is not None:
+            extra["message_count"] = sample.message_count
         plain = _PLAIN_ID.fullmatch(sid) is not None
         tid = f"{sid}_epoch_{epoch}" if plain else _trajectory_id(sid, epoch)
         usage, judge = self._usage(model_usage, checks)
-        timestamp = _timestamp(sample.get("completed_at") or sample.get("started_at"))
-        wall = _seconds(sample.get("total_time"), "total_time", checks)
+        timestamp = _timestamp(sample.completed_at or sample.started_at)
+        wall = _seconds(sample.total_time, "total_time", checks)
         if checks.notes:
             extra[NOTES_KEY] = checks.notes
         attempt = epoch - 1 if epoch > 1 else 0
@@ -436,8 +449,8 @@ class _Episodes:
                     "judge_usage": None if judge is None else
                     {k: v for k, v in judge.items() if v is not None},
                     "scores": scores, "extra": extra,
-                    "input_text": _sample_text(sample.get("input")),
-                    "expected_text": _sample_text(sample.get("target")),
+                    "input_text": _sample_text(sample.input),
+                    "expected_text": _sample_text(sample.target),
                     "output_text": _sample_output(sample, self.headline)}
             return parse_record(EpisodeRecord, data, file=str(self.path),
                                 record=f"{sid} epoch {epoch}")
@@ -463,8 +476,12 @@ class _Episodes:
         d["extra"] = extra
         # what the sample asked, expected and got: the report's per-task view shows why
         # a sample failed (issue #21)
-        d["input_text"] = _sample_text(sample.get("input"))
-        d["expected_text"] = _sample_text(sample.get("target"))
+        text = sample.input  # a plain short string as it is (the hot path)
+        d["input_text"] = text if type(text) is str and 0 < len(text) <= SAMPLE_TEXT_LIMIT \
+            and not text.isspace() else _sample_text(text)
+        text = sample.target
+        d["expected_text"] = text if type(text) is str and 0 < len(text) <= SAMPLE_TEXT_LIMIT \
+            and not text.isspace() else _sample_text(text)
         d["output_text"] = _sample_output(sample, self.headline)
         return _model(EpisodeRecord, d, _EPISODE_FIELDS_SET)
 
@@ -479,9 +496,10 @@ class _Episodes:
         through the one coercion rule (:func:`_checked`)."""
         model = self.model
         u = model_usage.get(model) if model else None
-        usage = _contract_usage(
-            _checked(u, f"model_usage.{model}", f), model) if u is not None \
-            else _USAGE_TEMPLATE.copy()
+        usage = _USAGE_TEMPLATE.copy() if u is None else _plain_usage(u, model) \
+            or _contract_usage(_checked(u, f"model_usage.{model}", f), model)
+        if u is not None and len(model_usage) == 1:  # the evaluated model's alone
+            return usage, None
         others = [(name, _checked(v, f"model_usage.{name}", f))
                   for name, v in model_usage.items() if name != model]
         if not others:
@@ -511,6 +529,40 @@ def _checked(u: Any, where: str, f: Fields) -> dict[str, Any]:
         type(cost) is float and 0 <= cost < math.inf) or (type(cost) is int and cost >= 0) \
         else f.amount(cost, f"{where}.total_cost")
     return out
+
+
+def _plain_usage(u: Any, model: str | None) -> dict[str, Any] | None:
+    """:func:`_contract_usage` of :func:`_checked` ``u`` when all its values pass as
+    they are (token counts that are JSON ints >= 0 or absent, a cost that is a finite
+    number >= 0 or absent), else None (the caller checks it value by value): the hot
+    path, without the intermediate dict."""
+    if type(u) is not dict:
+        return None
+    get = u.get
+    inp, out, total = get("input_tokens"), get("output_tokens"), get("total_tokens")
+    read, write = get("input_tokens_cache_read"), get("input_tokens_cache_write")
+    reasoning, cost = get("reasoning_tokens"), get("total_cost")
+    for v in (inp, out, total, read, write, reasoning):
+        if v is not None and not (type(v) is int and v >= 0):
+            return None
+    if cost is not None and not ((type(cost) is float and 0 <= cost < math.inf)
+                                 or (type(cost) is int and cost >= 0)):
+        return None
+    d = _USAGE_TEMPLATE.copy()
+    prompt = None if inp is None else inp + (read or 0) + (write or 0)
+    if total is None and prompt is not None and out is not None:
+        total = prompt + out
+    d["prompt_tokens"] = prompt
+    d["completion_tokens"] = out
+    d["total_tokens"] = total
+    d["cached_tokens"] = read
+    d["cache_creation_tokens"] = write
+    d["reasoning_tokens"] = reasoning
+    if cost is not None:
+        d["total_cost_usd"] = float(cost)
+        d["cost_source"] = "reported"
+    d["model"] = model
+    return d
 
 
 def _contract_usage(c: dict[str, Any], model: str | None) -> dict[str, Any]:
@@ -561,12 +613,12 @@ def _seconds(x: Any, field: str, f: Fields) -> float | None:
     return f.amount(x, field)
 
 
-def sample_key(sample: dict[str, Any], path: Path, record: str) -> tuple[str, int]:
+def sample_key(sample: SampleSummary, path: Path, record: str) -> tuple[str, int]:
     """A sample's ``(id, epoch)``, checked: Inspect writes ``id: int | str`` and
     ``epoch: int`` counted from 1 (absent: 1). An object as id, or an epoch ``"2"``,
     ``true`` or 0 is refused: read as epoch 1 it would overwrite the real epoch-1
     sample."""
-    sid, epoch = sample.get("id"), sample.get("epoch")
+    sid, epoch = sample.id, sample.epoch
     if epoch is None:  # absent (a .json log's full sample may leave it out): epoch 1
         epoch = 1
     if type(epoch) is int and epoch >= 1:
@@ -621,15 +673,15 @@ def usage_totals(samples: Any, model: str | None) -> dict[str, Any]:
     agent, total = dict(zero), dict(zero)
     evaluation: dict[str, dict[str, Any]] = {}
     for sample in samples:
-        usage = sample.get("model_usage")
+        usage = sample.model_usage
         if type(usage) is not dict:
             continue
         for name, u in usage.items():
             _add(agent if name == model else evaluation.setdefault(name, dict(zero)), u)
             _add(total, u)
     any_cost = any(type(u) is dict and u.get("total_cost") is not None
-                   for sample in samples if type(sample.get("model_usage")) is dict
-                   for u in sample["model_usage"].values())
+                   for sample in samples if type(sample.model_usage) is dict
+                   for u in sample.model_usage.values())
     if not any_cost:  # no model reported a cost: unknown, not 0
         for t in (agent, total, *evaluation.values()):
             t["total_cost"] = None
@@ -646,14 +698,14 @@ def read_inspect(path: Path) -> Iterator[Item]:
         yield exc.problem
         return
     samples = log.get("samples") or []
-    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    latest: dict[tuple[str, int], SampleSummary] = {}
     problems: list[Problem] = []
     if not isinstance(samples, list):
         problems.append(Problem(str(path), f"{describe(samples)}, expected a list of samples",
                                 field="samples"))
         samples = []
     for i, sample in enumerate(samples):
-        if type(sample) is not dict:
+        if type(sample) is not SampleSummary:
             problems.append(Problem(str(path), f"{describe(sample)}, expected a sample object",
                                     record=f"samples[{i}]"))
             continue

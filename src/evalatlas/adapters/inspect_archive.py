@@ -1,5 +1,5 @@
 """Reading an Inspect AI log file into one EvalLog-shaped dict: ``.eval`` zip archives
-(header, sample summaries, reductions; the journal of a log still running or crashed)
+(header and sample summaries; the journal of a log still running or crashed)
 and ``.json`` logs. What the dict becomes is :mod:`evalatlas.adapters.inspect`.
 
 Why a module of its own: reading the archive is a job apart from mapping a log to
@@ -10,6 +10,14 @@ inflated in a stream that stops one byte past its declared size and never past
 (``header.json``, ``summaries.json``) refuse the archive naming the member, where a zip
 reader would silently take the last; a log of an unknown format ``version`` is refused
 by name. ``samples/*`` (full transcripts) are never opened.
+
+Sample summaries are decoded straight into :class:`SampleSummary` (only the fields the
+mapping reads; a scorer's ``explanation`` and ``history``, ``metadata`` and
+``role_usage`` are skipped, not built): 4,000 summaries in ~4 ms of CPU instead of ~9 as
+dicts. Where a summary is not of that shape (a score that is not an object, ``scores``
+that is not one, JSON that msgspec refuses such as NaN), the list is read as plain JSON
+and each summary object becomes a :class:`SampleSummary` holding its values as written,
+so the mapping checks and names them as before.
 """
 
 from __future__ import annotations
@@ -21,9 +29,81 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from evalatlas import collector
 from evalatlas.errors import InputError
 from evalatlas.records.jsonio import loads_like_python, read_json_file
 from evalatlas.records.limits import current as current_limits
+
+
+class SampleScore(msgspec.Struct, gc=False):
+    """One scorer's entry of a sample summary, as far as the mapping reads it."""
+
+    value: Any = None
+    answer: Any = None
+
+
+class SampleSummary(msgspec.Struct, gc=False):
+    """One sample summary (or a ``.json`` log's full sample), as far as the mapping
+    reads it: an absent field is None, as ``dict.get`` would give. ``scores`` holds
+    :class:`SampleScore` entries when decoded by :func:`decode_summaries`, else the
+    value as written (:func:`summary_of`); every other field is the JSON value as
+    written, checked by the mapping (:mod:`evalatlas.adapters.inspect`). Not tracked by
+    the cyclic collector: decoded JSON holds no cycles."""
+
+    id: Any = None
+    epoch: Any = None
+    input: Any = None
+    target: Any = None
+    scores: dict[str, SampleScore] | None = None
+    model_usage: Any = None
+    started_at: Any = None
+    completed_at: Any = None
+    total_time: Any = None
+    working_time: Any = None
+    uuid: Any = None
+    retries: Any = None
+    error_retries: Any = None
+    completed: Any = None
+    message_count: Any = None
+    error: Any = None
+    limit: Any = None
+    output: Any = None
+
+
+_SUMMARY_FIELDS = SampleSummary.__struct_fields__
+_SUMMARIES = msgspec.json.Decoder(list[SampleSummary])
+
+
+def summary_of(sample: dict[str, Any]) -> SampleSummary:
+    """A sample object read as plain JSON as a :class:`SampleSummary`, its values (its
+    ``scores`` too) as written."""
+    get = sample.get
+    return SampleSummary(*[get(name) for name in _SUMMARY_FIELDS])
+
+
+def summaries_of(value: Any) -> Any:
+    """A list of sample objects read as plain JSON with each object as a
+    :class:`SampleSummary` (anything else left as it is, for the mapping to name);
+    a value that is not a list is returned as it is."""
+    if type(value) is not list:
+        return value
+    return [summary_of(s) if type(s) is dict else s for s in value]
+
+
+def decode_summaries(raw: bytes) -> Any:
+    """``summaries.json``: a list of :class:`SampleSummary` decoded in one pass; when the
+    document is not a list of summaries of that shape, or msgspec refuses its JSON, it
+    is read as :func:`~evalatlas.records.jsonio.loads_like_python` reads it and made
+    :func:`summaries_of` (raises ValueError for invalid JSON)."""
+    with collector.paused():
+        try:
+            return _SUMMARIES.decode(raw)
+        except msgspec.MsgspecError:
+            pass
+    return summaries_of(loads_like_python(raw))
+
 
 _ZIP_ZSTD = 93
 """The zip compression method number of zstd (APPNOTE 4.4.5)."""
@@ -97,7 +177,15 @@ def _journal_number(name: str) -> int:
     return int(stem) if stem.isdigit() else 0
 
 
-_WANTED = ("header.json", "summaries.json", "reductions.json", "_journal/")
+_WANTED = ("header.json", "summaries.json", "_journal/")
+"""The members read. Not ``reductions.json`` (the per-sample scores after the epochs
+reducer: nothing stored comes from it, and inflating and decoding its ~0.3 MB for 4,000
+samples cost ~1 ms), nor ``samples/*``."""
+_WANTED_BYTES = tuple(w.encode() for w in _WANTED)
+_CD_ENTRY = struct.Struct("<4s6xH8xIIHHH8xI")
+"""A central directory entry's fixed part (APPNOTE 4.3.12): signature, method,
+compressed and uncompressed sizes, name, extra and comment lengths, local header
+offset."""
 
 
 class _Archive:
@@ -137,14 +225,16 @@ class _Archive:
         fh.seek(cd_offset)
         cd = fh.read(cd_size)
         pos = 0
+        entry, wanted = _CD_ENTRY, _WANTED_BYTES
         for _ in range(total):
-            if cd[pos:pos + 4] != b"PK\x01\x02":
+            if len(cd) - pos < 46:
                 raise zipfile.BadZipFile("bad central directory entry")
-            method, csize, usize, nlen, xlen, clen = struct.unpack(
-                "<H8xIIHHH", cd[pos + 10:pos + 34])
-            offset = struct.unpack("<I", cd[pos + 42:pos + 46])[0]
-            name = cd[pos + 46:pos + 46 + nlen].decode("utf-8", "replace")
-            if name.startswith(_WANTED):
+            sig, method, csize, usize, nlen, xlen, clen, offset = entry.unpack_from(cd, pos)
+            if sig != b"PK\x01\x02":
+                raise zipfile.BadZipFile("bad central directory entry")
+            # the name's bytes are compared first: most entries are samples/*, not read
+            if cd.startswith(wanted, pos + 46, pos + 46 + nlen):
+                name = cd[pos + 46:pos + 46 + nlen].decode("utf-8", "replace")
                 if 0xFFFFFFFF in (csize, usize, offset):
                     return False
                 if name in self.members:
@@ -176,12 +266,12 @@ class _Archive:
         _member_limit(self.path, name, usize)  # before reading the compressed bytes
         return _inflate(self.fh.read(csize), method, usize, self.path, name)
 
-    def json(self, name: str) -> Any:
+    def json(self, name: str, decode: Any = loads_like_python) -> Any:
         raw = self.read(name)
         if raw is None:
             return None
         try:
-            return loads_like_python(raw)
+            return decode(raw)
         except ValueError as exc:
             raise InputError.at(self.path, f"invalid JSON in member: {exc}",
                                 field=name) from exc
@@ -231,7 +321,8 @@ def _check_version(log: dict[str, Any], path: Path) -> None:
 def read_eval_archive(path: Path) -> dict[str, Any]:
     """The parts of a ``.eval`` evalatlas uses, as one EvalLog-shaped dict.
 
-    ``samples`` holds the sample summaries (not the transcripts). Without
+    ``samples`` holds the sample summaries (not the transcripts), each a
+    :class:`SampleSummary`. Without
     ``header.json`` (in progress or crashed) the spec comes from ``_journal/start.json``
     and ``status`` is ``started``.
     """
@@ -253,7 +344,7 @@ def read_eval_archive(path: Path) -> dict[str, Any]:
         if not isinstance(log, dict):
             raise InputError.at(path, "header.json is not a JSON object")
         _check_version(log, path)
-        summaries = zf.json("summaries.json")
+        summaries = zf.json("summaries.json", decode_summaries)
         if summaries is None:
             summaries = []
             names = [n for n in zf.names() if n.startswith("_journal/summaries/")]
@@ -261,17 +352,16 @@ def read_eval_archive(path: Path) -> dict[str, Any]:
                 part = zf.json(name)
                 if isinstance(part, list):
                     summaries.extend(part)
+            summaries = summaries_of(summaries)
         log["samples"] = summaries
-        reductions = zf.json("reductions.json")
-        if reductions is not None:
-            log["reductions"] = reductions
     finally:
         zf.close()
     return log
 
 
 def read_log(path: Path) -> dict[str, Any]:
-    """An Inspect log (``.eval`` or ``.json``) as an EvalLog-shaped dict."""
+    """An Inspect log (``.eval`` or ``.json``) as an EvalLog-shaped dict, its
+    ``samples`` objects as :class:`SampleSummary`."""
     if path.name.lower().endswith(".eval"):
         try:
             return read_eval_archive(path)
@@ -283,6 +373,8 @@ def read_log(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
         raise InputError.at(path, "expected an Inspect EvalLog object with an 'eval' field")
     _check_version(data, path)
+    if "samples" in data:
+        data["samples"] = summaries_of(data["samples"])
     return data
 
 
