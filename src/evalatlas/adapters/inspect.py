@@ -548,6 +548,22 @@ def _plain_usage(u: Any, model: str | None) -> dict[str, Any] | None:
     if cost is not None and not ((type(cost) is float and 0 <= cost < math.inf)
                                  or (type(cost) is int and cost >= 0)):
         return None
+    return _usage_fields(inp, out, total, read, write, reasoning, cost, model)
+
+
+def _contract_usage(c: dict[str, Any], model: str | None) -> dict[str, Any]:
+    """A checked Inspect usage (:func:`_checked`) as UsageSummary fields."""
+    return _usage_fields(c["input_tokens"], c["output_tokens"], c["total_tokens"],
+                         c["input_tokens_cache_read"], c["input_tokens_cache_write"],
+                         c["reasoning_tokens"], c["total_cost"], model)
+
+
+def _usage_fields(inp: int | None, out: int | None, total: int | None, read: int | None,
+                  write: int | None, reasoning: int | None, cost: float | None,
+                  model: str | None) -> dict[str, Any]:
+    """Inspect's checked token counts and cost as UsageSummary fields: ``input_tokens``
+    plus cache reads and writes as ``prompt_tokens`` (the contract's OpenAI convention,
+    so ``total = prompt + completion`` as Inspect's own total); a cost is ``reported``."""
     d = _USAGE_TEMPLATE.copy()
     prompt = None if inp is None else inp + (read or 0) + (write or 0)
     if total is None and prompt is not None and out is not None:
@@ -560,29 +576,6 @@ def _plain_usage(u: Any, model: str | None) -> dict[str, Any] | None:
     d["reasoning_tokens"] = reasoning
     if cost is not None:
         d["total_cost_usd"] = float(cost)
-        d["cost_source"] = "reported"
-    d["model"] = model
-    return d
-
-
-def _contract_usage(c: dict[str, Any], model: str | None) -> dict[str, Any]:
-    """A checked Inspect usage as UsageSummary fields: Inspect's ``input_tokens`` plus
-    cache reads and writes as ``prompt_tokens`` (the contract's OpenAI convention, so
-    ``total = prompt + completion`` as Inspect's own total); a cost is ``reported``."""
-    d = _USAGE_TEMPLATE.copy()
-    inp, out, total = c["input_tokens"], c["output_tokens"], c["total_tokens"]
-    read, write = c["input_tokens_cache_read"], c["input_tokens_cache_write"]
-    prompt = None if inp is None else inp + (read or 0) + (write or 0)
-    if total is None and prompt is not None and out is not None:
-        total = prompt + out
-    d["prompt_tokens"] = prompt
-    d["completion_tokens"] = out
-    d["total_tokens"] = total
-    d["cached_tokens"] = read
-    d["cache_creation_tokens"] = write
-    d["reasoning_tokens"] = c["reasoning_tokens"]
-    if c["total_cost"] is not None:
-        d["total_cost_usd"] = float(c["total_cost"])
         d["cost_source"] = "reported"
     d["model"] = model
     return d
