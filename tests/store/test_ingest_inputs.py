@@ -102,6 +102,37 @@ def test_unchanged_files_are_skipped_and_the_store_does_not_grow(tmp_path: Path)
         assert ingest_paths(store, [p], force=True).episodes == 1
 
 
+def test_a_file_adapters_digest_from_the_thread_beside_the_read(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """A large file read by a file adapter (an Inspect log) is hashed in a thread while
+    it is read: the stored digest is the file's SHA-256, and a touched file with the same
+    bytes is still skipped by it; a small file is hashed in the ingest's own thread."""
+    import hashlib
+    import shutil
+
+    from evalatlas.store.ingest import Sha256Beside
+
+    big, small = tmp_path / "big.bin", tmp_path / "small.bin"
+    big.write_bytes(os.urandom(Sha256Beside.THREAD_MIN_BYTES + 5))
+    small.write_bytes(b"x" * 100)
+    assert Sha256Beside(small).thread is None
+    beside = Sha256Beside(big)
+    assert beside.thread is not None
+    assert beside.result() == hashlib.sha256(big.read_bytes()).hexdigest()
+    assert Sha256Beside(small).result() == hashlib.sha256(b"x" * 100).hexdigest()
+
+    log = tmp_path / "log.eval"
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "adapters" / "data"
+                    / "mockllm_toy_zstd.eval", log)
+    monkeypatch.setattr(Sha256Beside, "THREAD_MIN_BYTES", 1)  # this small log too
+    with StoreConnection(tmp_path / "s.duckdb") as store:
+        assert ingest_paths(store, [log]).episodes > 0
+        (digest,) = store.con.execute("SELECT sha256 FROM files").fetchone()
+        assert digest == hashlib.sha256(log.read_bytes()).hexdigest()
+        os.utime(log, ns=(time.time_ns(), time.time_ns()))  # touched, same bytes: skipped
+        assert ingest_paths(store, [log]).unchanged == [str(log)]
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_damaged_store_is_a_clean_error(tmp_path: Path, damage: str) -> None:
     db = tmp_path / "s.duckdb"
