@@ -759,9 +759,15 @@ class Sha256Beside:
 
 
 def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in 4 MiB blocks."""
+    """SHA-256 of a file's bytes, read in 256 KiB blocks into one reused buffer.
+
+    Why the buffer: a fresh 4 MiB ``bytes`` per block was new memory for every block
+    (its page faults cost as much as the hash): an 8.4 MB Inspect log 10 -> 5.4 ms of
+    CPU (no ``mmap``: a file cut short while mapped kills the process with SIGBUS)."""
     h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(4 * 1024 * 1024):
-            h.update(block)
+    buf = bytearray(256 * 1024)
+    view = memoryview(buf)
+    with path.open("rb", buffering=0) as fh:
+        while n := fh.readinto(buf):
+            h.update(view[:n])
     return h.hexdigest()
