@@ -579,3 +579,67 @@ def test_one_summary_of_another_shape_reads_the_log_as_plain_json(tmp_path, odd)
                 "total_time": "nan is not a finite number; missing"}
         else:
             assert odd_ep["scores"] == {"match": 1.0} and odd_ep["reward"] == 1.0
+
+
+# --- zstd members decoded in one call, or in the stream (issue 27) ----------------------
+
+
+def _zstd_member_log(tmp_path: Path, comp: bytes, declared: int) -> Path:
+    from bench_inspect_bomb import build  # benchmarks/: the one zip-header patcher
+
+    path = tmp_path / "zstd.eval"
+    build(path, "summaries.json", comp, 93, declared, sample=READ_SAMPLE)
+    return path
+
+
+def test_a_zstd_bomb_that_states_no_size_stops_at_the_declared_size(tmp_path):
+    """Inspect's zstd frames state no content size: the one-call decode gets a buffer of
+    the declared size + 1 and never more; past it, the stream refuses the member."""
+    import tracemalloc
+
+    import zstandard
+
+    payload = b" " * (96 * 1024 * 1024)
+    comp = zstandard.ZstdCompressor(level=3, write_content_size=False).compress(payload)
+    assert zstandard.frame_content_size(comp) == -1
+    path = _zstd_member_log(tmp_path, comp, 2000)
+    tracemalloc.start()
+    try:
+        (p,) = list(read_inspect(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert p.field == "summaries.json" and "inflates past its declared 2,000" in p.reason
+    assert peak < 8 * 1024 * 1024, peak
+
+
+@pytest.mark.parametrize("how", ["one frame, no size", "one frame, sized", "two frames"])
+def test_zstd_summaries_read_in_one_call_or_across_frames_alike(tmp_path, how):
+    import zstandard
+
+    with zipfile.ZipFile(READ_SAMPLE) as zf:
+        raw = zf.read("summaries.json")
+    if how == "two frames":  # read across frames, as the stream did
+        half = len(raw) // 2
+        comp = b"".join(zstandard.ZstdCompressor().compress(part)
+                        for part in (raw[:half], raw[half:]))
+    else:
+        comp = zstandard.ZstdCompressor(write_content_size=how.endswith("sized")
+                                        ).compress(raw)
+    got, want = _dumped(_zstd_member_log(tmp_path, comp, len(raw))), _dumped(READ_SAMPLE)
+    assert got[0].pop("experiment_name") == "zstd"  # the file's name
+    want[0].pop("experiment_name")
+    assert got == want and len(got) == 2
+
+
+@pytest.mark.parametrize("damage", ["cut short", "garbage"])
+def test_damaged_zstd_summaries_are_a_located_problem(tmp_path, damage):
+    import zstandard
+
+    with zipfile.ZipFile(READ_SAMPLE) as zf:
+        raw = zf.read("summaries.json")
+    comp = zstandard.ZstdCompressor(write_content_size=False).compress(raw)
+    comp = comp[:len(comp) // 2] if damage == "cut short" else comp[:4] + b"\x00" * 40
+    (p,) = list(read_inspect(_zstd_member_log(tmp_path, comp, len(raw))))
+    assert p.field == "summaries.json" and p.file.endswith("zstd.eval")
+    assert "damaged zstd data" in p.reason or "decoded to" in p.reason
