@@ -49,6 +49,8 @@ def _same(data: dict[str, Any]) -> EpisodeRecord | None:
     {"extra": {"k": [1, {"z": None}]}, "investigation_metadata": {"m": 1},
      "retrieved_sources": ["a"], "expected_sources": [], "wall_time_s": 3,
      "timestamp": 1.5e9, "n_steps": 0, "format_version": 1, "verifier": None},
+    {"tool_names": ("a",)},  # a tuple is an array to both: the same list
+    {"scores": {"a": 2**53, "b": -(2**53)}, "wall_time_s": 2**53, "seed": 2**70},
 ])
 def test_strict_equals_validated(extra: dict[str, Any]) -> None:
     assert _same({**BASE, **extra}) is not None
@@ -61,10 +63,13 @@ def test_strict_equals_validated(extra: dict[str, Any]) -> None:
     {"trajectory_id": "x" * 300}, {"status": "done"}, {"score": 1.0}, {"_type": "x"},
     {"usage": {"input_tokens": 3}}, {"usage": {"prompt_tokens": -1}},
     {"usage": {"cost_source": "reported\n"}}, {"scores": {"a": "1"}},
-    {"scores": {"a": float("inf")}}, {"tool_names": ["a", 1]}, {"tool_names": ("a",)},
+    {"scores": {"a": float("inf")}}, {"tool_names": ["a", 1]},
     {"extra": {1: "x"}}, {"verifier": {"ref": "r"}}, {"findings": {}},
     {"format_version": 2}, {"outcome_source": "someone"}, {"wall_time_s": -1.0},
     {"wall_time_s": float("nan")}, {"timestamp": 2**60}, {"unknown": 1},
+    {"usage": None}, {"usage": {"prompt_tokens": True}}, {"usage": []},
+    {"judge_usage": {"cost_source": "x"}}, {"scores": {"a": 2**60}}, {"extra": []},
+    {"scores": None}, {"status": None}, {"experiment_id": None}, {"reward": -float("inf")},
 ])
 def test_not_strict_is_left_to_validation(extra: dict[str, Any]) -> None:
     data = {**BASE, **extra}

@@ -14,9 +14,13 @@ the validated one, field for field and in ``model_fields_set``
 (``tests/records/test_strict.py`` checks both on every fixture folder's episodes).
 
 What each field accepts is read off the contract (:mod:`evalatlas.records.spec`: JSON
-types, nullability, required keys, ``ge`` bounds, statuses); the model's validators (the reward's
-number check, ``success = reward > 0``, ``outcome_source``, the safe trajectory id, the
-usage derivations, ``format_version``) are applied by calling the same rules.
+types, nullability, required keys, ``ge`` bounds, statuses) into a msgspec Struct
+(:func:`_structs`), and one ``msgspec.convert`` checks every key and type in C (an
+EvalLog episode's 33 keys: ~2 us, against ~13 us for the per-key Python loop this
+replaced); the model's validators (the reward's number check, ``success = reward > 0``,
+``outcome_source``, the safe trajectory id, the usage derivations, ``format_version``)
+and what a Struct cannot say (a NaN score read as missing, the cost source's pattern as
+a full match) are applied after it by calling the same rules.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, Optional, TypeVar
 
+import msgspec
 from pydantic import BaseModel
 
 from evalatlas.errors import UnsafeIdError
@@ -48,7 +53,7 @@ _setattr = object.__setattr__
 
 
 def _kind(f: FieldSpec) -> str:
-    """What :func:`_value` checks for a field: str, literal, int, float, bool, strlist
+    """The kind of a field (:func:`_struct_type`): str, literal, int, float, bool, strlist
     (an array of strings), usage (the nested UsageSummary), object (a map of any
     values), scores (a map of numbers or null); "other" for what only validation builds
     (verifier, findings)."""
@@ -75,7 +80,6 @@ def _specs(record: RecordSpec) -> dict[str, tuple[str, bool, float | None]]:
 
 _EPISODE = _specs(spec.EPISODE)
 _USAGE = _specs(spec.USAGE)  # the record of EpisodeRecord.usage
-_STATUSES = frozenset(spec.STATUSES)
 _REQUIRED = frozenset(spec.EPISODE.required)
 _COST_SOURCE = re.compile(
     (spec.USAGE["cost_source"].pattern or "").strip("^$"))
@@ -90,65 +94,30 @@ def _defaults(model: type[Any]) -> dict[str, tuple[Any, Callable[[], Any] | None
 
 _EPISODE_DEFAULTS = _defaults(EpisodeRecord)
 _USAGE_DEFAULTS = _defaults(UsageSummary)
+assert not any(factory for _, factory in _USAGE_DEFAULTS.values())
 
 
-def _value(kind: str, nullable: bool, ge: float | None, v: Any) -> Any:
-    """The validated value of ``v`` for a field of this kind, or _MISSING when only
-    pydantic's validation may decide."""
-    if v is None:
-        return None if nullable else _MISSING
-    t = type(v)
-    if kind == "str":
-        return v if t is str else _MISSING
-    if kind == "int":
-        if t is not int or (ge is not None and v < ge):
-            return _MISSING
-        return v
-    if kind == "float":
-        if t is int:
-            if not -_BIG <= v <= _BIG:
-                return _MISSING
-            v = float(v)
-        elif t is not float or not math.isfinite(v):
-            return _MISSING
-        return _MISSING if ge is not None and v < ge else v
-    if kind == "bool":
-        return v if t is bool else _MISSING
-    if kind == "strlist":
-        if t is not list or not all(type(x) is str for x in v):
-            return _MISSING
-        return list(v)
-    if kind == "object":
-        if t is not dict or not all(type(k) is str for k in v):
-            return _MISSING
-        return dict(v)
-    if kind == "scores":
-        if t is not dict:
-            return _MISSING
-        out: dict[str, float | None] = {}
-        for name, s in v.items():
-            if type(name) is not str:
-                return _MISSING
-            ts = type(s)
-            if s is None:
+def _scores(v: dict[str, Any]) -> dict[str, float | None] | object:
+    """A ``scores`` map (string keys, checked by the Struct) in the contract's strict
+    form: numbers or null, NaN read as missing (the contract's reading), integers within
+    2**53 as floats; _MISSING when only pydantic's validation may decide."""
+    out: dict[str, float | None] = {}
+    for name, s in v.items():
+        ts = type(s)
+        if s is None:
+            out[name] = None
+        elif ts is float:
+            if math.isnan(s):  # the contract's reading: NaN on input is missing
                 out[name] = None
-            elif ts is float:
-                if math.isnan(s):  # the contract's reading: NaN on input is missing
-                    out[name] = None
-                elif math.isinf(s):
-                    return _MISSING
-                else:
-                    out[name] = s
-            elif ts is int and -_BIG <= s <= _BIG:
-                out[name] = float(s)
-            else:
+            elif math.isinf(s):
                 return _MISSING
-        return out
-    if kind == "literal":
-        return v if t is str and v in _STATUSES else _MISSING
-    if kind == "usage":
-        return _usage(v) if t is dict else _MISSING
-    return _MISSING
+            else:
+                out[name] = s
+        elif ts is int and -_BIG <= s <= _BIG:
+            out[name] = float(s)
+        else:
+            return _MISSING
+    return out
 
 
 def _build(model: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
@@ -162,62 +131,80 @@ def _build(model: type[M], values: dict[str, Any], fields_set: set[str]) -> M:
     return obj
 
 
-def _templates(model: type[Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """(every field with its immutable default, in declaration order; the fields whose
-    default comes from a factory, made afresh per record)."""
-    values: dict[str, Any] = {}
-    fresh = []
-    for name, (default, factory) in _defaults(model).items():
-        values[name] = None if factory is not None else default
-        if factory is not None:
-            fresh.append(name)
-    return values, tuple(fresh)
+_EPISODE_FRESH = tuple(name for name, (_, factory) in _EPISODE_DEFAULTS.items()
+                       if factory is not None)
+"""The fields whose default comes from a factory, made afresh per record."""
+assert set(_EPISODE_FRESH) == {"tool_names", "usage", "scores", "extra"}
 
 
-_USAGE_TEMPLATE, _USAGE_FRESH = _templates(UsageSummary)
-_EPISODE_TEMPLATE, _EPISODE_FRESH = _templates(EpisodeRecord)
-assert not _USAGE_FRESH and set(_EPISODE_FRESH) == {"tool_names", "usage", "scores", "extra"}
+def _struct_type(kind: str, nullable: bool, ge: float | None, usage: Any = None) -> Any:
+    """The msgspec type of a field of this kind (:func:`_kind`): it accepts what
+    validation would accept unchanged, or less (what it refuses goes to validation);
+    None ("other": verifier, findings) accepts only null."""
+    t: Any
+    if kind in ("str", "bool"):
+        t = str if kind == "str" else bool
+    elif kind == "int":
+        t = int if ge is None else Annotated[int, msgspec.Meta(ge=int(ge))]
+    elif kind == "float":  # finite (NaN fails both bounds), ints only within 2**53
+        t = Annotated[float, msgspec.Meta(ge=-float(_BIG) if ge is None else ge,
+                                          le=float(_BIG))]
+    elif kind == "strlist":
+        t = list[str]
+    elif kind in ("object", "scores"):  # scores' values: _scores, after
+        t = dict[str, Any]
+    elif kind == "literal":
+        t = Literal[tuple(spec.STATUSES)]
+    elif kind == "usage":
+        t = usage
+    else:
+        return None  # verifier, findings: only null here; validation builds the rest
+    return Optional[t] if nullable else t  # noqa: UP045 - a msgspec type
 
 
-def _fields(data: dict[str, Any], specs: dict[str, tuple[str, bool, float | None]],
-            values: dict[str, Any]) -> bool:
-    """Put the validated value of each key of ``data`` into ``values``; False when a key
-    is not a field or a value is not in strict form."""
-    for key, v in data.items():
-        spec = specs.get(key)
-        if spec is None:  # an alias, a _type key or an unknown field: validation decides
-            return False
-        kind, nullable, ge = spec
-        if v is None:
-            if not nullable:
-                return False
-            values[key] = None
-        elif kind == "str":  # the common cases inline
-            if type(v) is not str:
-                return False
-            values[key] = v
-        elif kind == "int":
-            if type(v) is not int or (ge is not None and v < ge):
-                return False
-            values[key] = v
+def _structs() -> tuple[Any, Any]:
+    """(the episode's msgspec Struct, the usage's), generated from the contract's specs
+    (:data:`_EPISODE`, :data:`_USAGE`): keyword-only, unknown keys refused (an alias
+    or a ``_type`` key then goes to validation), defaults the models' (a container's
+    made afresh per record)."""
+    usage = msgspec.defstruct(
+        "StrictUsage", [(k, _struct_type(*v), _USAGE_DEFAULTS[k][0]) for k, v in _USAGE.items()],
+        kw_only=True, forbid_unknown_fields=True, gc=False)
+    fields: list[tuple[Any, ...]] = []
+    for name, kind_spec in _EPISODE.items():
+        t = _struct_type(*kind_spec, usage=usage)
+        default, _factory = _EPISODE_DEFAULTS[name]
+        if name in _REQUIRED:
+            fields.append((name, t))
+        elif name in _EPISODE_FRESH:
+            factory = usage if name == "usage" else (list if kind_spec[0] == "strlist"
+                                                     else dict)
+            fields.append((name, t, msgspec.field(default_factory=factory)))
         else:
-            got = _value(kind, nullable, ge, v)
-            if got is _MISSING:
-                return False
-            values[key] = got
-    return True
+            fields.append((name, t, default))
+    episode = msgspec.defstruct("StrictEpisode", fields, kw_only=True,
+                                forbid_unknown_fields=True, gc=False)
+    return episode, usage
 
 
-def _usage(data: dict[str, Any]) -> UsageSummary | object:
-    """A UsageSummary from strict data (its ``_derive``: the total when absent, a reported
-    cost's source), or _MISSING."""
-    values = _USAGE_TEMPLATE.copy()
-    if data and not _fields(data, _USAGE, values):
-        return _MISSING
+_EPISODE_STRUCT, _USAGE_STRUCT = _structs()
+
+
+_CONVERT_ERRORS = (msgspec.ValidationError, TypeError, ValueError, OverflowError,
+                   RecursionError)
+_convert = msgspec.convert
+_asdict = msgspec.structs.asdict
+
+
+def _usage_of(struct: Any, given: Any) -> UsageSummary | object:
+    """The UsageSummary of a converted usage struct (``given``: the input object, whose
+    keys are the fields set), with its ``_derive``: the total when absent, a reported
+    cost's source; _MISSING when the cost source breaks its pattern."""
+    values = _asdict(struct)
     source = values["cost_source"]
     if source is not None and _COST_SOURCE.fullmatch(source) is None:
         return _MISSING
-    fields_set = set(data)
+    fields_set = set(given) if given else set()
     if values["total_tokens"] is None and values["prompt_tokens"] is not None \
             and values["completion_tokens"] is not None:
         values["total_tokens"] = values["prompt_tokens"] + values["completion_tokens"]
@@ -231,20 +218,40 @@ def _usage(data: dict[str, Any]) -> UsageSummary | object:
 def strict_episode(data: dict[str, Any]) -> EpisodeRecord | None:
     """The EpisodeRecord ``EpisodeRecord.model_validate(data)`` returns, built without
     validation, when every key of ``data`` is a contract field and every value is
-    already of the field's type (see the module docstring); else None (validate it)."""
-    if not _REQUIRED.issubset(data):
+    already of the field's type (see the module docstring); else None (validate it).
+
+    The keys and types are checked by one ``msgspec.convert`` into a Struct generated
+    from the contract (:func:`_structs`: in C, ~2 us for an EvalLog episode's 33 keys
+    against ~13 us for the per-key Python loop it replaced); what the
+    Struct cannot say (a score's NaN read as missing, the usage's cost-source pattern
+    as a full match, the validators) is checked here after it."""
+    try:
+        struct = _convert(data, _EPISODE_STRUCT, strict=True)
+    except _CONVERT_ERRORS:
         return None
-    values = _EPISODE_TEMPLATE.copy()
-    values["tool_names"] = []
-    values["scores"] = {}
-    values["extra"] = {}
-    if not _fields(data, _EPISODE, values):
+    values = _asdict(struct)
+    scores = values["scores"]
+    if scores:
+        scores = _scores(scores)
+        if scores is _MISSING:
+            return None
+        values["scores"] = scores
+    usage = _usage_of(values["usage"], data.get("usage"))
+    if usage is _MISSING:
         return None
-    if "usage" not in data:  # UsageSummary() without validating it
-        values["usage"] = _usage({})
-    fields_set = set(data)
-    # EpisodeRecord's validators, in their order: the outcome's source and success
-    # (before), the safe id, outcome_source's form, format_version, the invariant
+    values["usage"] = usage
+    if values["judge_usage"] is not None:
+        judge = _usage_of(values["judge_usage"], data["judge_usage"])
+        if judge is _MISSING:
+            return None
+        values["judge_usage"] = judge
+    return _validated(values, set(data))
+
+
+def _validated(values: dict[str, Any], fields_set: set[str]) -> EpisodeRecord | None:
+    """EpisodeRecord's validators on checked field values, in their order: the
+    outcome's source and success (before), the safe id, outcome_source's form,
+    format_version, the invariant; the record, or None when one refuses."""
     reward = values["reward"]
     if reward is None:
         values["outcome_source"] = None  # an unknown outcome has no source
