@@ -296,9 +296,9 @@ def _add_record(batch: _Batch, report: IngestReport,
     hold)."""
     bad = None
     if isinstance(item, EpisodeRecord):
-        row = episode_row(item, source, batch.batch_id)
-        rid = item.trajectory_id
-    elif isinstance(item, ExperimentRecord):
+        _add_episode(batch, report, item, source, line)
+        return
+    if isinstance(item, ExperimentRecord):
         row = experiment_row(item, source, batch.batch_id)
         rid = item.experiment_id
         bad = row_problem("experiments", row)
@@ -306,32 +306,44 @@ def _add_record(batch: _Batch, report: IngestReport,
         row = measurement_row(item, source, batch.batch_id)
         rid = item.trajectory_id
         bad = row_problem("measurements", row)
-    if bad is None and isinstance(item, EpisodeRecord) and item.reward is not None:
-        lo, hi = batch.reward_range(item.experiment_id)
-        if not lo <= item.reward <= hi:
-            bad = ("reward", f"reward {item.reward!r} is outside [{lo:g}, {hi:g}] (declare "
-                   "another range in the experiment's extra.reward_range)")
     if bad is not None:
         p = Problem(source, bad[1], field=bad[0], line=line,
                     record=rid)
         batch.problems.append(p)
         report.add_problem(p)
         return
-    if isinstance(item, EpisodeRecord):
-        key = (item.experiment_id, item.trajectory_id)
-        batch.episodes[key] = row
-        if line is not None:
-            batch.lines[key] = line
-        else:
-            batch.lines.pop(key, None)
-        report.episodes += 1
-    elif isinstance(item, ExperimentRecord):
+    if isinstance(item, ExperimentRecord):
         batch.experiments[item.experiment_id] = row
         batch.ranges.pop(item.experiment_id, None)
         report.experiments += 1
     else:
         batch.measurements[(item.experiment_id, item.trajectory_id, item.benchmark)] = row
         report.measurements += 1
+
+
+def _add_episode(batch: _Batch, report: IngestReport, item: EpisodeRecord, source: str,
+                 line: int | None) -> None:
+    """:func:`_add_record` of an episode: flattened into its row, or quarantined when
+    its reward lies outside its experiment's range."""
+    reward = item.reward
+    if reward is not None:
+        eid = item.experiment_id
+        found = batch.ranges.get(eid)
+        lo, hi = found if found is not None else batch.reward_range(eid)
+        if not lo <= reward <= hi:
+            p = Problem(source, f"reward {reward!r} is outside [{lo:g}, {hi:g}] (declare "
+                        "another range in the experiment's extra.reward_range)",
+                        field="reward", line=line, record=item.trajectory_id)
+            batch.problems.append(p)
+            report.add_problem(p)
+            return
+    key = (item.experiment_id, item.trajectory_id)
+    batch.episodes[key] = episode_row(item, source, batch.batch_id)
+    if line is not None:
+        batch.lines[key] = line
+    elif batch.lines:
+        batch.lines.pop(key, None)
+    report.episodes += 1
 
 
 def ingest_paths(
@@ -515,15 +527,20 @@ class _Run:
         batch = self.batch
         batch.sources.append(source)
         batch.requarantine.append(source)
+        report, size = self.report, self.batch_size
         try:
             for item in adapter.read(path):
                 self.n_items += 1
-                if isinstance(item, Problem):
+                if type(item) is EpisodeRecord:  # most items: no rename, no re-check
+                    _add_episode(batch, report, item, source, None)
+                    if batch.size < size and self.n_items % 5000:
+                        continue
+                elif isinstance(item, Problem):
                     self.problem(item)
                 else:
-                    _add_record(batch, self.report, self.rename(item), source)
-                if batch.size >= self.batch_size:
-                    batch.flush(self.report)
+                    _add_record(batch, report, self.rename(item), source)
+                if batch.size >= size:
+                    batch.flush(report)
                 if self.n_items % 5000 == 0:
                     self.progress(source)
         except Exception as exc:  # an adapter bug must not lose the batch of others' data
