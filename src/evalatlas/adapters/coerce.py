@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -50,6 +51,9 @@ _NUMERIC = re.compile(
     r"^\s*[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|infinity)\s*$",
     re.IGNORECASE)
 _SHOWN = 40
+_FLOAT_MAX = sys.float_info.max
+_EXACT = 2**53
+"""Integers up to this are exact as floats (the fast answers of :class:`Fields`)."""
 
 
 class Refused(EvalAtlasError, ValueError):
@@ -208,16 +212,33 @@ class Fields:
             self.notes[field] = c.note
         return c.value
 
+    # The common values (a finite float, a whole number within 2**53) are answered
+    # before the rule's dispatch: what :func:`number`, :func:`amount` and :func:`count`
+    # return for them, without the Coerced tuple and the calls (10,000 SWE-bench
+    # instances x 2 fields; tests/adapters/test_coerce.py checks both ways agree).
+
     def number(self, x: Any, field: str, *, strings: bool = False,
                strict: bool | None = None) -> float | None:
+        t = type(x)
+        if t is float and -_FLOAT_MAX <= x <= _FLOAT_MAX:
+            return x
+        if t is int and -_EXACT <= x <= _EXACT:
+            return float(x)
         return self._apply("number", x, field, strict, strings=strings)
 
     def amount(self, x: Any, field: str, *, strings: bool = False,
                strict: bool | None = None) -> float | None:
+        t = type(x)
+        if t is float and 0.0 <= x <= _FLOAT_MAX:
+            return x
+        if t is int and 0 <= x <= _EXACT:
+            return float(x)
         return self._apply("amount", x, field, strict, strings=strings)
 
     def count(self, x: Any, field: str, *, strings: bool = False,
               strict: bool | None = None) -> int | None:
+        if type(x) is int and 0 <= x <= _EXACT:
+            return x
         return self._apply("count", x, field, strict, strings=strings)
 
     def boolean(self, x: Any, field: str, *, strings: bool = False,

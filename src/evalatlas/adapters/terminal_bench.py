@@ -111,8 +111,12 @@ def _ts(v: Any) -> float | None:
         return None
 
 
-def _span(row: dict[str, Any], start: str, end: str) -> float | None:
-    a, b = _ts(row.get(start)), _ts(row.get(end))
+def _span(row: dict[str, Any], start: str, end: str, a: float | None = None
+          ) -> float | None:
+    """Seconds from ``row[start]`` to ``row[end]`` (``a``: the start, parsed already)."""
+    if a is None:
+        a = _ts(row.get(start))
+    b = _ts(row.get(end))
     return b - a if a is not None and b is not None and b >= a else None
 
 
@@ -169,6 +173,7 @@ def trial_episode(
         status, mode = "error", "ungraded"
     traj = f"{run_name}__{trial}"
     usage = _tokens(f, row)
+    started = _ts(row.get("trial_started_at"))
     data = {
         "experiment_id": experiment_id,
         "task_id": task,
@@ -177,8 +182,8 @@ def trial_episode(
         "reward": 1.0 if resolved is True else 0.0,
         "status": status,
         "error_type": None if mode in _NO_FAILURE else str(mode),
-        "wall_time_s": _span(row, "trial_started_at", "trial_ended_at"),
-        "timestamp": _ts(row.get("trial_started_at")),
+        "wall_time_s": _span(row, "trial_started_at", "trial_ended_at", started),
+        "timestamp": started,
         "usage": usage,
         "trajectory_id": traj.encode("utf-8")[:255].decode("utf-8", "ignore"),
         "attempt": run_index * max(n_attempts, 1) + k,
