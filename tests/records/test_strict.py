@@ -130,3 +130,24 @@ def test_every_fixture_episode_equals_its_validated_record(
 def test_nan_score_is_missing() -> None:
     ep = strict_episode({**BASE, "scores": {"x": math.nan}})
     assert ep is not None and ep.scores == {"x": None}
+
+
+def test_inside_handing_over_rows_parse_record_returns_the_checked_fields() -> None:
+    """Inside ``handing_over_rows`` an episode in strict form comes back as its checked
+    fields (with the derivations); anything else is validated and a bad record still
+    raises its located error; outside, a record again."""
+    from evalatlas.errors import InputError
+    from evalatlas.records.strict import CheckedEpisode, handing_over_rows
+
+    with handing_over_rows():
+        got = validate.parse_record(EpisodeRecord, {**BASE, "reward": 0})
+        assert type(got) is CheckedEpisode
+        assert (got.success, got.outcome_source, got.reward) == (False, "harness", 0.0)
+        alias = validate.parse_record(EpisodeRecord, {**BASE, "score": 1})  # validated
+        assert type(alias) is EpisodeRecord
+        with pytest.raises(InputError) as info:
+            validate.parse_record(EpisodeRecord, {**BASE, "reward": "x"}, file="f.json",
+                                  record="r1")
+        assert (info.value.problem.file, info.value.problem.record,
+                info.value.problem.field) == ("f.json", "r1", "reward")
+    assert type(validate.parse_record(EpisodeRecord, BASE)) is EpisodeRecord

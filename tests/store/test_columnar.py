@@ -106,14 +106,26 @@ def test_every_fixture_folder_stores_what_the_exact_path_stores(
     all_adapters()  # imported first: a module may build a template record at import
     counting = _Counting(EpisodeRecord.__pydantic_validator__)
     columnar = {}
+    handed: list[str] = []  # sources whose episodes came as checked rows, one per row
+    real_checked_row = ingest_mod.checked_row
+
+    def checked_row(ep: Any, source: str | None, batch: int) -> tuple:
+        handed.append(str(source))
+        return real_checked_row(ep, source, batch)
+
     with monkeypatch.context() as m:
         m.setattr(ingest_mod, "SMALL_BATCH", 0)
         m.setattr(EpisodeRecord, "__pydantic_validator__", counting)
+        m.setattr(ingest_mod, "checked_row", checked_row)
         for folder in folders:
             columnar[folder.name] = _ingest(tmp_path / f"c-{folder.name}.duckdb", folder)
     assert counting.calls == 0
+    # the adapters that hand over rows (no EpisodeRecord built) did so for their folders
+    assert sum("swebench-verified" in s for s in handed) == 10_000
+    assert sum("terminal-bench" in s for s in handed) == 4_000
     with monkeypatch.context() as m:
         m.setattr(validate, "strict_episode", lambda data: None)  # always validate
+        m.setattr(validate, "checked_episode", lambda data: None)  # (rows too)
         m.setattr(ingest_mod, "SMALL_BATCH", 10**9)  # row tuples, checked one by one
         m.setattr(ingest_mod, "arrow_rows", None)  # (never called)
         for folder in folders:

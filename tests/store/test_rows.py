@@ -104,3 +104,25 @@ def test_json_text_runs_json_dumps_only_where_it_could_refuse() -> None:
         deep = {"x": deep}
     assert not rows._plain_finite(deep)  # json.dumps decides past the walk's depth
     assert json.loads(rows.json_text(deep)) == json.loads(json.dumps(deep))
+
+
+def test_checked_row_is_the_records_row(full_record) -> None:
+    """An episode handed over as its checked fields (:func:`checked_episode`, what an
+    adapter gives the ingest inside ``handing_over_rows``) makes the row its validated
+    record makes: every field set (but the two only validation builds), with and
+    without the derivations (total tokens, cost source, success, outcome source)."""
+    from evalatlas.records.strict import checked_episode
+
+    data = {**full_record(spec.EPISODE), "verifier": None, "findings": None}
+    derived = {**data, "success": None, "outcome_source": None,
+               "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_cost_usd": 0.5},
+               "judge_usage": {"prompt_tokens": 1, "completion_tokens": 2,
+                               "cost_source": "computed: book"},
+               "scores": {"a": float("nan"), "b": 2, "c": None}}
+    minimal = {k: data[k] for k in spec.EPISODE.required}
+    for one in (data, derived, minimal, {**minimal, "reward": None}):
+        checked = checked_episode(json.loads(json.dumps(one, allow_nan=True)))
+        assert checked is not None, one
+        record = EpisodeRecord.model_validate(one)
+        assert rows.checked_row(checked, "in.jsonl", 7) == rows.episode_row(
+            record, "in.jsonl", 7)

@@ -38,6 +38,13 @@ class Adapter:
     read: Callable[[Path], Iterator[Item]]
     priority: int = 50
     description: str = ""
+    rows: bool = False
+    """The adapter yields what :func:`~evalatlas.records.validate.parse_record` returns for
+    its episodes and uses no more of them than their fields: the ingest then reads it
+    inside :func:`~evalatlas.records.strict.handing_over_rows`, where an episode in strict
+    form comes as its checked fields (a
+    :data:`~evalatlas.records.strict.CheckedEpisode`) that the store flattens into its
+    row, not as an EpisodeRecord built only to be read back."""
 
 
 def head_bytes(path: Path, n: int = 4096) -> bytes:

@@ -214,6 +214,7 @@ ADAPTER = Adapter(
     detect=_is_experiment_dir,
     read=read_experiment_dir,
     priority=10,
+    rows=True,
     description="EvalLog directory (experiment_record.json) or cube-harness trajectory "
     "directory (episodes/*/episode.metadata.json)",
 )

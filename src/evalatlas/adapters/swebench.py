@@ -358,6 +358,7 @@ ADAPTER = Adapter(
     detect=is_swebench_dir,
     read=read_swebench_dir,
     priority=30,
+    rows=True,
     description="SWE-bench system folder: per_instance_details.json (leaderboard), "
     "results/results.json (harness report) or eval_results.json (SWE-Bench Pro)",
 )
@@ -369,6 +370,7 @@ ADAPTERS = (
         detect=is_docent_csv,
         read=read_docent_csv,
         priority=30,
+        rows=True,
         description="SWE-Bench Pro runs exported from Docent (agent_runs_data.csv)",
     ),
 )

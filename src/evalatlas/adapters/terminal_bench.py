@@ -349,6 +349,7 @@ ADAPTER = Adapter(
     detect=is_submission_dir,
     read=read_submission,
     priority=30,
+    rows=True,
     description="Terminal-Bench submission folder (results.json with trial rows, itself or "
     "one per run sub-folder)",
 )
@@ -360,6 +361,7 @@ ADAPTERS = (
         detect=is_tb_results_file,
         read=read_submission,
         priority=30,
+        rows=True,
         description="one Terminal-Bench results.json",
     ),
 )

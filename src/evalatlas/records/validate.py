@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from evalatlas.errors import InputError, UnsafeIdError
 from evalatlas.records.models import EpisodeRecord, Record
-from evalatlas.records.strict import strict_episode
+from evalatlas.records.strict import checked_episode, rows_wanted, strict_episode
 
 R = TypeVar("R", bound=Record)
 
@@ -54,9 +54,14 @@ def parse_record(
             record=record,
         )
     if model is EpisodeRecord:  # data already in strict form: built without validation
-        built = strict_episode(data)
-        if built is not None:
-            return built  # type: ignore[return-value]  # R is EpisodeRecord here (mypy does not narrow a TypeVar by `is`)
+        if rows_wanted():  # the ingest takes the checked fields as they are
+            checked = checked_episode(data)
+            if checked is not None:
+                return checked  # type: ignore[no-any-return]  # a CheckedEpisode: see handing_over_rows
+        else:
+            built = strict_episode(data)
+            if built is not None:
+                return built  # type: ignore[return-value]  # R is EpisodeRecord here (mypy does not narrow a TypeVar by `is`)
     if record is None:
         rid = data.get("trajectory_id") or data.get("experiment_id") or data.get("evaluation_id")
         record = rid if isinstance(rid, str) else None

@@ -35,12 +35,14 @@ from evalatlas.records.limits import using as limits_in_force
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement
 from evalatlas.records.overrides import Overrides, apply_overrides
 from evalatlas.records.redact import redact_text
+from evalatlas.records.strict import CheckedEpisode, handing_over_rows
 from evalatlas.results import ResultViews
 from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.columnar import arrow_rows, batch_problems, with_agent_models, without_rows
 from evalatlas.store.db import SMALL_BATCH, StoreConnection
 from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, GroupLost, NotClean, Prepared
 from evalatlas.store.rows import (
+    checked_row,
     declared_reward_range,
     episode_row,
     experiment_row,
@@ -321,10 +323,11 @@ def _add_record(batch: _Batch, report: IngestReport,
         report.measurements += 1
 
 
-def _add_episode(batch: _Batch, report: IngestReport, item: EpisodeRecord, source: str,
-                 line: int | None) -> None:
-    """:func:`_add_record` of an episode: flattened into its row, or quarantined when
-    its reward lies outside its experiment's range."""
+def _add_episode(batch: _Batch, report: IngestReport, item: EpisodeRecord | Any,
+                 source: str, line: int | None) -> None:
+    """:func:`_add_record` of an episode (an EpisodeRecord, or the checked fields an
+    adapter hands over, :data:`~evalatlas.records.strict.CheckedEpisode`): flattened into
+    its row, or quarantined when its reward lies outside its experiment's range."""
     reward = item.reward
     if reward is not None:
         eid = item.experiment_id
@@ -338,7 +341,8 @@ def _add_episode(batch: _Batch, report: IngestReport, item: EpisodeRecord, sourc
             report.add_problem(p)
             return
     key = (item.experiment_id, item.trajectory_id)
-    batch.episodes[key] = episode_row(item, source, batch.batch_id)
+    batch.episodes[key] = (checked_row if type(item) is CheckedEpisode else episode_row)(
+        item, source, batch.batch_id)
     if line is not None:
         batch.lines[key] = line
     elif batch.lines:
@@ -528,21 +532,26 @@ class _Run:
         batch.sources.append(source)
         batch.requarantine.append(source)
         report, size = self.report, self.batch_size
+        # an adapter that hands over rows does so while it runs (the generator's body
+        # sees the context of each next()): the whole loop is inside
+        rows = handing_over_rows() if adapter.rows else contextlib.nullcontext()
         try:
-            for item in adapter.read(path):
-                self.n_items += 1
-                if type(item) is EpisodeRecord:  # most items: no rename, no re-check
-                    _add_episode(batch, report, item, source, None)
-                    if batch.size < size and self.n_items % 5000:
-                        continue
-                elif isinstance(item, Problem):
-                    self.problem(item)
-                else:
-                    _add_record(batch, report, self.rename(item), source)
-                if batch.size >= size:
-                    batch.flush(report)
-                if self.n_items % 5000 == 0:
-                    self.progress(source)
+            with rows:
+                for item in adapter.read(path):
+                    self.n_items += 1
+                    kind = type(item)
+                    if kind is CheckedEpisode or kind is EpisodeRecord:  # most items
+                        _add_episode(batch, report, item, source, None)
+                        if batch.size < size and self.n_items % 5000:
+                            continue
+                    elif isinstance(item, Problem):
+                        self.problem(item)
+                    else:
+                        _add_record(batch, report, self.rename(item), source)
+                    if batch.size >= size:
+                        batch.flush(report)
+                    if self.n_items % 5000 == 0:
+                        self.progress(source)
         except Exception as exc:  # an adapter bug must not lose the batch of others' data
             interrupts.reraise(exc)  # unless it was Ctrl-C inside a DuckDB query
             if isinstance(exc, duckdb.Error) and errno_in_text(str(exc)):
