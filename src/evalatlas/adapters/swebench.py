@@ -153,20 +153,26 @@ def read_details(folder: Path) -> Iterator[Item]:
                                       if isinstance(v, dict)}}),
         published=_leaderboard_published(entries))
     yield exp
+    file, eid = str(path), exp.experiment_id
     for iid, row in details.items():
+        iid = str(iid)
         if not isinstance(row, dict) or not isinstance(row.get("resolved"), bool):
-            yield Problem(str(path), "expected {resolved: bool, cost, api_calls}",
-                          field="resolved", record=str(iid))
+            yield Problem(file, "expected {resolved: bool, cost, api_calls}",
+                          field="resolved", record=iid)
             continue
-        f = Fields(path, str(iid))
+        f = Fields(file, iid)
         try:
             # the one coercion rule: a wrong type quarantines the instance, a negative
             # cost or call count is missing with a note
-            usage = {k: v for k, v in (
-                ("total_cost_usd", f.amount(row.get("cost"), "cost")),
-                ("n_llm_calls", f.count(row.get("api_calls"), "api_calls"))) if v is not None}
-            yield _episode(exp.experiment_id, str(iid), 1.0 if row["resolved"] else 0.0, path,
-                           usage=usage, extra=f.attach({}))
+            usage = {}
+            if (cost := f.amount(row.get("cost"), "cost")) is not None:
+                usage["total_cost_usd"] = cost
+            if (calls := f.count(row.get("api_calls"), "api_calls")) is not None:
+                usage["n_llm_calls"] = calls
+            yield parse_record(EpisodeRecord, {
+                "experiment_id": eid, "task_id": iid, "trajectory_id": iid, "attempt": 0,
+                "reward": 1.0 if row["resolved"] else 0.0, "usage": usage,
+                "extra": f.attach({})}, file=file, record=iid)
         except InputError as exc:
             yield exc.problem
 
