@@ -16,7 +16,9 @@ imports are excluded; CPU is the process's, all threads):
   every file of them.
 
 ``--floor`` adds the write path alone: the same ingest with the records read and
-validated before the clock starts (what no adapter change can go below).
+validated before the clock starts (what no adapter change can go below); an adapter
+that hands over rows (``Adapter.rows``) is read as the ingest reads it, inside
+``handing_over_rows``.
 
 ``--baseline-src OLD/src`` adds the same ingest with evalatlas imported from another tree
 (the code before the columnar path); the stored rows of both are checked equal (every
@@ -70,11 +72,19 @@ def floor(path):
     # the write path's floor: ingest whose adapter hands over the records it read and
     # validated before the clock started (flattening, Arrow, DuckDB insert, commit,
     # opening and closing the store: what no adapter change can remove)
-    import dataclasses
+    import contextlib, dataclasses
     from pathlib import Path
     import evalatlas.store.ingest as ing
     from evalatlas.adapters import registry
-    read = {str(p): list(a.read(p)) for p, a in (
+    try:  # adapters that hand over rows read as the ingest reads them
+        from evalatlas.records.strict import handing_over_rows
+    except ImportError:
+        handing_over_rows = None
+    def read_all(p, a):
+        rows = getattr(a, "rows", False) and handing_over_rows is not None
+        with handing_over_rows() if rows else contextlib.nullcontext():
+            return list(a.read(p))
+    read = {str(p): read_all(p, a) for p, a in (
         s for s in registry.plan([Path(path)], None, []) if isinstance(s, tuple))}
     def plan(paths, fmt, skipped):
         for p, a in registry.plan(paths, fmt, skipped):

@@ -89,21 +89,22 @@ _EDGES = [0, 1, -1, 2**53, 2**53 + 1, -(2**53), 2**63, -0.0, 0.0, 1e-300, 1.5, -
           float("nan"), 2.0, 7.25]
 
 
-@pytest.mark.parametrize("rule", ["number", "amount", "count"])
+@pytest.mark.parametrize("rule", ["number", "amount", "count", "identifier"])
 @pytest.mark.parametrize("strings", [False, True])
 def test_fields_answers_what_the_rule_answers(rule, strings):
     """Fields' fast answers for plain numbers are the rule's own, value, type and note
     (and a refusal stays a refusal) on every value of CASES and the edges of 2**53 and
     the float range."""
-    for value in [v for r, v, _, _ in CASES if r == rule] + _EDGES:
+    kw = {} if rule == "identifier" else {"strings": strings}
+    for value in [v for r, v, _, _ in CASES if r == rule] + _EDGES + [None, "", "a"]:
         f = Fields("x.json", "r", strict=False)
         try:
-            want = getattr(coerce, rule)(value, strings=strings)
+            want = getattr(coerce, rule)(value, **kw)
         except Refused as exc:
-            assert getattr(f, rule)(value, "v", strings=strings) is None
+            assert getattr(f, rule)(value, "v", **kw) is None
             assert f.notes == {"v": f"{exc.reason}; missing"}
             continue
-        got = getattr(f, rule)(value, "v", strings=strings)
+        got = getattr(f, rule)(value, "v", **kw)
         assert got == want.value or (got is None and want.value is None), value
         assert type(got) is type(want.value), value
         assert f.notes == ({"v": want.note} if want.note else {}), value

@@ -185,7 +185,8 @@ def trial_episode(
         "wall_time_s": _span(row, "trial_started_at", "trial_ended_at", started),
         "timestamp": started,
         "usage": usage,
-        "trajectory_id": traj.encode("utf-8")[:255].decode("utf-8", "ignore"),
+        "trajectory_id": traj if len(traj) <= 255 and traj.isascii()
+        else traj.encode("utf-8")[:255].decode("utf-8", "ignore"),
         "attempt": run_index * max(n_attempts, 1) + k,
         "scores": {"tests_passed": _tests_passed(f, row.get("parser_results"))},
         "extra": f.attach({
