@@ -45,7 +45,13 @@ def parse_record(
     line: int | None = None,
     record: str | None = None,
 ) -> R:
-    """Validate ``data`` as ``model``; on failure raise InputError naming file/line/field."""
+    """Validate ``data`` as ``model``; on failure raise InputError naming file/line/field.
+
+    An episode in the contract's strict form is built without pydantic's validation
+    (:func:`~evalatlas.records.strict.strict_episode`); inside
+    :func:`~evalatlas.records.strict.handing_over_rows` (an ingest reading an adapter
+    that hands over rows) it is returned as its checked fields, a
+    :data:`~evalatlas.records.strict.CheckedEpisode`, for the store to flatten."""
     if not isinstance(data, dict):
         raise InputError.at(
             file,
