@@ -4,6 +4,7 @@ anything not in strict form is left to pydantic's validation."""
 from __future__ import annotations
 
 import copy
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,39 @@ def test_inside_handing_over_rows_parse_record_returns_the_checked_fields() -> N
         assert (info.value.problem.file, info.value.problem.record,
                 info.value.problem.field) == ("f.json", "r1", "reward")
     assert type(validate.parse_record(EpisodeRecord, BASE)) is EpisodeRecord
+
+
+@pytest.mark.parametrize("raw", [
+    json.dumps(BASE).encode(),
+    json.dumps({**BASE, "usage": {"prompt_tokens": 3, "completion_tokens": 4},
+                "scores": {"a": 1, "b": None}, "extra": {"k": [1, {"z": None}]},
+                "tool_names": ["x"], "wall_time_s": 3}).encode(),
+    b'{"experiment_id": "e", "task_id": "t", "trajectory_id": "t_1", "reward": 1,'
+    b' "reward": 0.0}',  # a duplicate key: the last wins, as json.loads reads it
+    b'{"experiment_id": "e", "task_id": "t", "trajectory_id": "t_1", "reward": NaN}',
+    b'{"experiment_id": "e", "task_id": "t", "trajectory_id": "t_1", "reward": 1e999}',
+    b'{"experiment_id": "\\ud800", "task_id": "t", "trajectory_id": "t_1", "reward": 1}',
+    b'{"experiment_id": "e", "task_id": "t", "trajectory_id": "t_1", "reward": 1,'
+    b' "extra": ' + b'[' * 2000 + b']' * 2000 + b'}',
+    b'{"experiment_id": "e", "task_id": "t", "trajectory_id": "t_1", "reward": 1,'
+    b' "seed": 123456789012345678901234567890}',
+    b'{"experiment_id": "e", "task_id": "t", "trajectory_id": "t_1", "reward": 1,'
+    b' "timestamp": 9007199254740993}',
+    b'', b'   ', b'\xef\xbb\xbf{}', b'{"experiment_id": "e"', b'[1]', b'"x"',
+])
+def test_a_typed_decode_accepts_only_what_decoding_then_checking_accepts(raw: bytes
+                                                                          ) -> None:
+    """An EvalLog episode file decoded straight into the checked fields is None (the
+    exact read decides) or equal to decoding it the exact way and then checking."""
+    import msgspec
+
+    from evalatlas.records.jsonio import loads_strict
+    from evalatlas.records.strict import checked_episode, checked_episode_json
+
+    got = checked_episode_json(raw)
+    if got is None:
+        return
+    ref = checked_episode(loads_strict(raw))
+    assert ref is not None
+    assert msgspec.structs.asdict(got) == msgspec.structs.asdict(ref)
+    assert msgspec.json.encode(got) == msgspec.json.encode(ref)

@@ -28,13 +28,16 @@ from evalatlas.records.ids import ARCHIVED_MARKER, check_safe_id
 from evalatlas.records.jsonio import (
     ABSENT,
     atomic_write_text,
+    decode_document,
     dumps,
     parse_jsonl_line,
+    read_document_bytes,
     read_json_file,
     read_json_file_if_present,
 )
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord, Measurement, Record
 from evalatlas.records.redact import redact
+from evalatlas.records.strict import checked_episode_json, rows_wanted
 from evalatlas.records.validate import parse_record
 
 EXPERIMENT_FILE = "experiment_record.json"
@@ -162,6 +165,7 @@ def iter_episode_dir(
     in pathlib and repeated ``stat`` calls than in reading the files).
     """
     seen: set[str] = set()
+    rows = rows_wanted()
     ep_root = os.path.join(root, EPISODES_DIR)
     for name in _episode_dir_names(root):  # names from a listing: no separator in them
         ep_dir = f"{ep_root}{os.sep}{name}"
@@ -169,8 +173,16 @@ def iter_episode_dir(
         ep: EpisodeRecord | None
         where = path
         try:
-            data = read_json_file_if_present(path)
-            if data is not ABSENT:
+            if rows:  # the ingest takes the checked fields: decoded straight into them
+                raw = read_document_bytes(path, missing_ok=True)
+                checked = None if raw is ABSENT else checked_episode_json(raw)
+                data = raw if raw is ABSENT or checked is not None else decode_document(
+                    path, raw)
+            else:
+                checked, data = None, read_json_file_if_present(path)
+            if checked is not None:
+                ep = checked
+            elif data is not ABSENT:
                 ep = parse_record(EpisodeRecord, data, file=path)
             elif fallback is not None:
                 where = ep_dir

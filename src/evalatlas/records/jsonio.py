@@ -189,6 +189,18 @@ def read_json_file_if_present(path: Path | str) -> Any:
 
 
 def _read_json(path: Path | str, *, missing_ok: bool) -> Any:
+    raw = read_document_bytes(path, missing_ok=missing_ok)
+    if raw is ABSENT:
+        return ABSENT
+    return decode_document(path, raw)
+
+
+def read_document_bytes(path: Path | str, *, missing_ok: bool = False) -> Any:
+    """The bytes of one JSON document at ``path`` (:data:`ABSENT` when ``missing_ok``
+    and nothing is there), raising :class:`InputError` naming the file when it cannot be
+    read or is over the record size limit: the reading half of :func:`read_json_file`,
+    for a caller that decodes the bytes itself first (a typed decode) and hands them to
+    :func:`decode_document` otherwise."""
     from evalatlas.records import limits
 
     limit = limits.current().max_record_bytes
@@ -199,7 +211,7 @@ def _read_json(path: Path | str, *, missing_ok: bool) -> Any:
                 raise InputError.at(path, f"file is {size:,} bytes, over the {limit:,}-byte "
                                     "limit for one JSON document "
                                     f"({limits.current().raise_hint('max_record_bytes')})")
-            raw = fh.read()
+            return fh.read()
     except IsADirectoryError:
         raise InputError.at(path, "is a directory, expected a JSON file") from None
     except FileNotFoundError as exc:
@@ -208,12 +220,20 @@ def _read_json(path: Path | str, *, missing_ok: bool) -> Any:
         raise InputError.at(path, f"cannot read: {exc.strerror or exc}") from exc
     except OSError as exc:
         raise InputError.at(path, f"cannot read: {exc.strerror or exc}") from exc
-    if not raw.strip():
-        raise InputError.at(path, "empty file")
+
+
+def decode_document(path: Path | str, raw: bytes) -> Any:
+    """The value of the JSON document ``raw`` read from ``path`` (the decoding half of
+    :func:`read_json_file`): msgspec first, the exact parse deciding and wording what
+    it refuses (see :func:`loads_strict`); :class:`InputError` naming the file."""
+    from evalatlas.records import limits
+
     try:
         return _decode(raw)  # the common case; see loads_strict
     except Exception:  # any refusal: the exact parse decides
         pass
+    if not raw.strip():
+        raise InputError.at(path, "empty file")
     try:
         return _loads_exact(raw.decode("utf-8"))
     except NonFiniteJSONError as exc:

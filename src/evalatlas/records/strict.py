@@ -192,9 +192,10 @@ def _structs() -> tuple[Any, Any]:
 _EPISODE_STRUCT, _USAGE_STRUCT = _structs()
 
 
-_CONVERT_ERRORS = (msgspec.ValidationError, TypeError, ValueError, OverflowError,
-                   RecursionError)
+_CONVERT_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, TypeError, ValueError,
+                   OverflowError, RecursionError)
 _convert = msgspec.convert
+_decode_episode = msgspec.json.Decoder(_EPISODE_STRUCT).decode
 _asdict = msgspec.structs.asdict
 
 
@@ -264,6 +265,28 @@ def checked_episode(data: dict[str, Any]) -> Any:
         ep = _convert(data, _EPISODE_STRUCT, strict=True)
     except _CONVERT_ERRORS:
         return None
+    return _checked(ep)
+
+
+def checked_episode_json(raw: bytes) -> Any:
+    """:func:`checked_episode` of the JSON document ``raw`` (an EvalLog folder's
+    ``episode_record.json``), decoded straight into the Struct: no dict of the record
+    is built on the way (an EvalLog episode: ~6 us of ~15 for decoding it, then
+    converting). None when msgspec refuses the text (a NaN or ``1e999``, a lone
+    surrogate escape, a duplicate key, too deep a nesting, broken syntax) or the
+    checks leave it to validation: the caller then reads it the exact way
+    (:func:`~evalatlas.records.jsonio.decode_document`, ``parse_record``), which decides
+    and words the error. So this only ever accepts more cheaply."""
+    try:
+        ep = _decode_episode(raw)
+    except _CONVERT_ERRORS:
+        return None
+    return _checked(ep)
+
+
+def _checked(ep: Any) -> Any:
+    """A converted episode Struct with what the Struct cannot say checked and the
+    model's derivations applied (see :func:`checked_episode`), or None."""
     if ep.scores:
         scores = _scores(ep.scores)
         if scores is _MISSING:
