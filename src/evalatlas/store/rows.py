@@ -171,8 +171,9 @@ def _row_function(checked: bool = False
                 parts.append(f"g{i}({'d' if where == 'e' else 'u'})")
             else:
                 parts.append(f"*g{i}({'d' if where == 'e' else 'u'})")
-        elif where == "j":
-            parts.append(f"_cell(d.{names[0]})" if checked else f"_cell(d[{names[0]!r}])")
+        elif where == "j":  # None (most of them) without a call
+            value = f"d.{names[0]}" if checked else f"d[{names[0]!r}]"
+            parts.append(f"(None if (v{i} := {value}) is None else _cell(v{i}))")
         else:
             parts.append("source" if where == "s" else "batch")
     head = ("    d = ep\n    u = d.usage\n" if checked else
