@@ -698,9 +698,10 @@ class StoreConnection:
         at = [columns.index(k) for k in keys]
         names = ", ".join(keys)
         lists = ", ".join(f"unnest(?::VARCHAR[]) AS {k}" for k in keys)
-        self.con.execute(f"DELETE FROM {table} WHERE ({names}) IN "
-                         f"(SELECT ({names}) FROM (SELECT {lists}))",
-                         [[row[i] for row in rows] for i in at])
+        if self._may_hold_rows(table):
+            self.con.execute(f"DELETE FROM {table} WHERE ({names}) IN "
+                             f"(SELECT ({names}) FROM (SELECT {lists}))",
+                             [[row[i] for row in rows] for i in at])
         cols = ", ".join(columns)
         one = "(" + ", ".join("?" * len(columns)) + ")"
         for start in range(0, len(rows), SMALL_CHUNK):
@@ -715,15 +716,26 @@ class StoreConnection:
         unique keys.
         """
         keys = ", ".join(KEYS[table])
-        self.con.execute(
-            f"DELETE FROM {table} WHERE ({keys}) IN (SELECT ({keys}) FROM {source})")
+        if self._may_hold_rows(table):
+            self.con.execute(
+                f"DELETE FROM {table} WHERE ({keys}) IN (SELECT ({keys}) FROM {source})")
         self.con.execute(f"INSERT INTO {table} SELECT * FROM {source}")
+
+    def _may_hold_rows(self, table: str) -> bool:
+        """False when ``table`` of a file store is empty (its row count, which DuckDB
+        keeps: ~0.2 ms), so that an upsert into it need not look for rows to replace:
+        the DELETE by the batch's keys cost 2.4 ms for 10,000 episodes of a new store,
+        and 1 ms for its 20 experiments. A lake's count would read its catalog: always
+        True there."""
+        if self.lake is not None:
+            return True
+        return bool(self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
 
     def clear_quarantine(self, sources: list[str]) -> None:
         """Drop quarantine rows of these sources (files under a directory source too),
         in one statement (one per source cost ~0.4 ms each: 8 ms for the 20 systems of
         the SWE-bench Verified folder)."""
-        if not sources:
+        if not sources or not self._may_hold_rows("quarantine"):
             return
         self.con.execute(
             "DELETE FROM quarantine WHERE list_contains(?::VARCHAR[], source_file) "
