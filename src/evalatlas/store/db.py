@@ -656,11 +656,11 @@ class StoreConnection:
             flags = np.asarray(self.con.execute(
                 f"SELECT {row_gate(table, present)} AS f FROM {name}").fetchnumpy()["f"],
                 dtype=bool)
+            if not flags.any():  # nothing to redact: upserted as registered (once)
+                self.upsert_from(table, name)
+                return
         finally:
             self.con.unregister(name)
-        if not flags.any():
-            self._upsert_arrow(table, rows)
-            return
         import pyarrow as pa
 
         flagged = rows.filter(pa.array(flags))

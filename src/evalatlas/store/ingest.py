@@ -537,12 +537,16 @@ class _Run:
         rows = handing_over_rows() if adapter.rows else contextlib.nullcontext()
         try:
             with rows:
+                # room for episodes and problems before the batch is full (its
+                # experiments and measurements change only outside the episodes' path)
+                room = size - len(batch.experiments) - len(batch.measurements)
                 for item in adapter.read(path):
                     self.n_items += 1
                     kind = type(item)
                     if kind is CheckedEpisode or kind is EpisodeRecord:  # most items
                         _add_episode(batch, report, item, source, None)
-                        if batch.size < size and self.n_items % 5000:
+                        if len(batch.episodes) + len(batch.problems) < room \
+                                and self.n_items % 5000:
                             continue
                     elif isinstance(item, Problem):
                         self.problem(item)
@@ -552,6 +556,7 @@ class _Run:
                         batch.flush(report)
                     if self.n_items % 5000 == 0:
                         self.progress(source)
+                    room = size - len(batch.experiments) - len(batch.measurements)
         except Exception as exc:  # an adapter bug must not lose the batch of others' data
             interrupts.reraise(exc)  # unless it was Ctrl-C inside a DuckDB query
             if isinstance(exc, duckdb.Error) and errno_in_text(str(exc)):
