@@ -643,3 +643,32 @@ def test_damaged_zstd_summaries_are_a_located_problem(tmp_path, damage):
     (p,) = list(read_inspect(_zstd_member_log(tmp_path, comp, len(raw))))
     assert p.field == "summaries.json" and p.file.endswith("zstd.eval")
     assert "damaged zstd data" in p.reason or "decoded to" in p.reason
+
+
+def test_episodes_handed_over_as_checked_rows_equal_the_records_rows(tmp_path):
+    """Inside the ingest's ``handing_over_rows`` the adapter hands over its episodes as
+    checked Structs (no record built to be read back): their rows equal the records'
+    rows, on the fixtures and on odd and hostile samples (those that go through
+    validation come back as whatever ``parse_record`` hands over)."""
+    from evalatlas.records.strict import CheckedEpisode, handing_over_rows
+    from evalatlas.store.rows import checked_row, episode_row
+
+    hostile = _json_log(tmp_path, [
+        {"epoch": 1, "id": i, "scores": {"match": {"value": v}},
+         "model_usage": {MODEL: {"input_tokens": 3, "output_tokens": 1}}, **extra}
+        for i, (v, extra) in enumerate([
+            ("C", {}), ("I", {"error": "E('x')\ny"}), ({"a": 1, "b": "P"}, {}),
+            ("x", {"limit": {"type": "time"}, "total_time": -1}), ("C", {"id": "a/../b"}),
+            (0.5, {"model_usage": {MODEL: {"input_tokens": -1}, "g/x": {"input_tokens": 2}}})])])
+    paths = [POPULARITY_JSON, READ_SAMPLE, NO_SCORES, ZSTD, hostile,
+             _eval_log(tmp_path, _VARIED), *sorted(EEE_INSPECT.glob("*.json"))]
+    handed = 0
+    for path in paths:
+        records = [i for i in read_inspect(path) if isinstance(i, EpisodeRecord)]
+        with handing_over_rows():
+            checked = [i for i in read_inspect(path) if not isinstance(i, (Problem,
+                                                                         ExperimentRecord))]
+        handed += sum(type(c) is CheckedEpisode for c in checked)
+        assert [checked_row(c, "s", 1) if type(c) is CheckedEpisode else episode_row(c, "s", 1)
+                for c in checked] == [episode_row(r, "s", 1) for r in records], path
+    assert handed > 40  # most of the 47 episodes of these logs
