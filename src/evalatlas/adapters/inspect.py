@@ -219,6 +219,14 @@ def _sample_text(value: Any) -> str | None:
     return text if len(text) <= SAMPLE_TEXT_LIMIT else text[: SAMPLE_TEXT_LIMIT - 1] + "…"
 
 
+def _given_text(value: Any) -> str | None:
+    """:func:`_sample_text` of a sample's input or target, with a plain short string (the
+    common case, checked first without the general walk) kept as it is."""
+    if type(value) is str and 0 < len(value) <= SAMPLE_TEXT_LIMIT and not value.isspace():
+        return value
+    return _sample_text(value)
+
+
 def _sample_output(sample: SampleSummary, headline: str | None) -> str | None:
     """What the model answered: the completion of a full sample (``.json`` logs), else
     the headline scorer's extracted ``answer`` (sample summaries keep no completion)."""
@@ -461,12 +469,6 @@ class _Episodes:
             return parse_record(EpisodeRecord, data, file=str(self.path),
                                 record=f"{sid} epoch {epoch}")
         if self.rows:
-            text = sample.input
-            input_text = text if type(text) is str and 0 < len(text) <= SAMPLE_TEXT_LIMIT \
-                and not text.isspace() else _sample_text(text)
-            text = sample.target
-            expected = text if type(text) is str and 0 < len(text) <= SAMPLE_TEXT_LIMIT \
-                and not text.isspace() else _sample_text(text)
             return CheckedEpisode(
                 experiment_id=self.experiment_id, task_id=sid,
                 success=None if reward is None else reward > 0, reward=reward,
@@ -474,8 +476,10 @@ class _Episodes:
                 error_type=error_type, wall_time_s=wall, usage=CheckedUsage(**usage),
                 judge_usage=None if judge is None else CheckedUsage(**judge),
                 trajectory_id=tid, timestamp=timestamp, attempt=attempt, status=status,
-                error_message=error, scores=scores, extra=extra, input_text=input_text,
-                expected_text=expected, output_text=_sample_output(sample, self.headline))
+                error_message=error, scores=scores, extra=extra,
+                input_text=_given_text(sample.input),
+                expected_text=_given_text(sample.target),
+                output_text=_sample_output(sample, self.headline))
         d = _EPISODE_TEMPLATE.copy()  # declaration order, as validation would give
         d["experiment_id"] = self.experiment_id
         d["task_id"] = sid
@@ -498,12 +502,8 @@ class _Episodes:
         d["extra"] = extra
         # what the sample asked, expected and got: the report's per-task view shows why
         # a sample failed (issue #21)
-        text = sample.input  # a plain short string as it is (the hot path)
-        d["input_text"] = text if type(text) is str and 0 < len(text) <= SAMPLE_TEXT_LIMIT \
-            and not text.isspace() else _sample_text(text)
-        text = sample.target
-        d["expected_text"] = text if type(text) is str and 0 < len(text) <= SAMPLE_TEXT_LIMIT \
-            and not text.isspace() else _sample_text(text)
+        d["input_text"] = _given_text(sample.input)
+        d["expected_text"] = _given_text(sample.target)
         d["output_text"] = _sample_output(sample, self.headline)
         return _model(EpisodeRecord, d, _EPISODE_FIELDS_SET)
 
