@@ -307,3 +307,52 @@ def test_old_store_rows_are_redacted_in_place(tmp_path: Path) -> None:
     assert rows[0]["tool_names"] == ["ok", "***REDACTED***"]
     assert json.loads(rows[0]["extra"]) == {"n": {"api_key": "***REDACTED***"}}
     assert rows[1]["input_text"] == "harmless"
+
+
+def test_arrow_row_gate_flags_every_row_the_redaction_changes() -> None:
+    """The columnar path's gate (``arrow_row_gate``, RE2 in Arrow on each column's
+    distinct values and each list item) flags every row whose cells the exact
+    redaction changes, in any text column kind and in either chunk of a chunked table,
+    and no row DuckDB's joined gate (``row_gate``) would leave: an ordinary row stays
+    unflagged, so the batch is inserted as it is."""
+    import numpy as np
+    import pyarrow as pa
+
+    from evalatlas.store.redaction import arrow_row_gate, redact_rows, row_gate
+
+    types = {"task_description": "VARCHAR", "extra": "JSON", "tool_names": "VARCHAR[]",
+             "status": "VARCHAR"}
+    plain = ("fix the parser", '{"k": "v"}', ["bash"], "completed")
+    variants = [
+        plain,
+        ("export HF_TOKEN='quoted value 42'", *plain[1:]),
+        (plain[0], json.dumps({"api_key": "k1"}), *plain[2:]),
+        (plain[0], '{"\\u0070assword": "escaped key"}', *plain[2:]),  # \u hides a key
+        (*plain[:2], ["bash", "curl -H 'Authorization: Bearer abc.def'"], plain[3]),
+        (*plain[:3], "failed: sk-proj-Ab3dEf6hIj9kLm2nOp5q"),
+        (None, None, None, None),
+        ("max_tokens=512 and 1,234 prompt tokens", '{"n_tokens": 3}', [], "risk-averse"),
+        (plain[0], plain[1], None, "task-00001"),
+    ]
+    rows = variants * 3  # repeated cells: distinct values scanned once, rows flagged all
+    cols = list(types)
+    schema = pa.schema([(c, pa.list_(pa.string()) if t == "VARCHAR[]" else pa.string())
+                        for c, t in types.items()])
+
+    def table(part: list[tuple]) -> pa.Table:
+        return pa.Table.from_arrays([pa.array([r[i] for r in part], type=schema.field(i).type)
+                                     for i in range(len(cols))], schema=schema)
+
+    chunked = pa.concat_tables([table(rows[:13]), table(rows[13:])])
+    assert chunked.column("tool_names").num_chunks == 2
+    flags = arrow_row_gate(chunked, types)
+    changed = [red != row for red, row in
+               zip(redact_rows("episodes", cols, types, rows), rows, strict=True)]
+    assert [bool(f) for f in flags] == changed  # here exactly the changed rows
+    assert changed.count(True) == 5 * 3
+    con = duckdb.connect()
+    con.register("t", chunked)
+    joined = np.asarray(con.execute(f"SELECT {row_gate('episodes', types)} AS f FROM t")
+                        .fetchnumpy()["f"], dtype=bool)
+    assert not (flags & ~joined).any()
+    assert not arrow_row_gate(table([plain] * 4), types).any()

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, cast
 
 import duckdb
-import numpy as np
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -31,10 +30,10 @@ from evalatlas.pricing import Pricing
 from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.redaction import (
+    arrow_row_gate,
     column_types,
     gated_columns,
     redact_rows,
-    row_gate,
 )
 from evalatlas.store.schema import (
     DDL,
@@ -630,9 +629,10 @@ class StoreConnection:
 
     def insert_table(self, table: str, rows: pa.Table) -> None:
         """Upsert an Arrow table of ``table``'s columns (the columnar path,
-        :mod:`evalatlas.store.columnar`), its text cells redacted: one scan per row in
-        DuckDB (:func:`~evalatlas.store.redaction.row_gate`) finds the rows that may
-        hold a credential, and only those are redacted, by the exact path's
+        :mod:`evalatlas.store.columnar`), its text cells redacted: one RE2 scan of each
+        column's distinct values in Arrow (:func:`~evalatlas.store.redaction.arrow_row_gate`)
+        finds the rows that may hold a credential, and only those are redacted, by the
+        exact path's
         :func:`~evalatlas.store.redaction.redact_rows` (memoised for the batch: a
         Terminal-Bench task's description, which names passwords, repeats in all its
         trials); the others are inserted as they are, all in one upsert. Why not in
@@ -641,26 +641,16 @@ class StoreConnection:
         the redaction itself. Call inside a transaction."""
         if rows.num_rows == 0:
             return
-        name = f"_evalatlas_{table}_arrow"
         types = self._types(table)
-        # the gate joins only the columns holding a value in this batch: concat_ws skips
-        # NULL cells anyway, so the flags are the same, and an adapter fills a handful
-        # of the ~30 text columns (joining all of them was most of the gate's cost)
+        # the gate looks only at the columns holding a value in this batch (an adapter
+        # fills a handful of the ~30 text columns), in Arrow (arrow_row_gate: every row
+        # the redaction could change is flagged)
         present = {c: t for c, t in gated_columns(table, types).items()
                    if rows.column(c).null_count < rows.num_rows}
-        if not present:  # no text to look at: nothing to redact
+        flags = arrow_row_gate(rows, present)
+        if not flags.any():  # nothing to redact
             self._upsert_arrow(table, rows)
             return
-        self.con.register(name, rows)
-        try:  # the gate is never NULL (concat_ws skips NULL cells)
-            flags = np.asarray(self.con.execute(
-                f"SELECT {row_gate(table, present)} AS f FROM {name}").fetchnumpy()["f"],
-                dtype=bool)
-            if not flags.any():  # nothing to redact: upserted as registered (once)
-                self.upsert_from(table, name)
-                return
-        finally:
-            self.con.unregister(name)
         import pyarrow as pa
 
         flagged = rows.filter(pa.array(flags))
