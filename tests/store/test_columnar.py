@@ -212,3 +212,65 @@ def test_reingest_replaces_and_skips_as_before(tmp_path: Path,
         assert again.unchanged == [str(src)] and store.count("episodes") == 700
         forced = ingest_paths(store, [src], fast=False, force=True)
         assert forced.episodes == 700 and store.count("episodes") == 700
+
+
+def test_text_repeats_counts_distinct_texts_per_column() -> None:
+    import pyarrow as pa
+
+    from evalatlas.store.columnar import text_repeats
+
+    def table(**cols: list[Any]) -> pa.Table:
+        return pa.table(cols)
+
+    rows = 80
+    assert text_repeats(table(a=[f"t{i % 10}" for i in range(rows)],  # 8 rows a value
+                              n=[None] * rows, x=list(range(rows))))
+    assert not text_repeats(table(a=[f"t{i % 11}" for i in range(rows)]))  # under 8
+    assert not text_repeats(table(a=["same"] * rows, b=[f"id{i}" for i in range(rows)]))
+    # a list column's items count, not its lists
+    assert not text_repeats(table(a=[[f"t{i}", "bash"] for i in range(rows)]))
+    assert text_repeats(table(a=[["bash", "python"] for _ in range(rows)]))
+    assert not text_repeats(table(a=pa.array([], pa.string())))
+
+
+def test_a_commit_without_fsst_stores_the_same_segments_where_texts_repeat(
+        fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SWE-bench Verified batch (500 instance ids x 20 systems) is committed without
+    FSST's analysis, and its store is what the commit with it makes: the same
+    compression for every segment of every table (so FSST was not chosen anyway; the
+    file's size is not compared: DuckDB's block allocation varies by a block from run
+    to run); Terminal-Bench's batch (a distinct id per trial) keeps it."""
+    import duckdb
+
+    from evalatlas.store import columnar
+
+    asked: list[bool] = []
+    real = store_db.StoreConnection._commit_checkpointed
+
+    def commit(self: StoreConnection, *, fsst: bool = True) -> None:
+        asked.append(fsst)
+        real(self, fsst=fsst)
+
+    monkeypatch.setattr(store_db.StoreConnection, "_commit_checkpointed", commit)
+
+    def segments(path: Path) -> list[tuple]:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            return [(t, *r) for t in TABLES for r in con.execute(
+                "SELECT column_name, segment_type, compression, count(*) FROM "
+                f"pragma_storage_info('{t}') GROUP BY ALL ORDER BY ALL").fetchall()]
+        finally:
+            con.close()
+
+    folder = fixtures / "swebench-verified"
+    _ingest(tmp_path / "without.duckdb", folder)
+    assert asked == [False]
+    monkeypatch.setattr(store_db, "text_repeats", lambda table: False)
+    _ingest(tmp_path / "with.duckdb", folder)
+    assert asked == [False, True]
+    without, with_ = segments(tmp_path / "without.duckdb"), segments(tmp_path / "with.duckdb")
+    assert without == with_
+    assert not any("fsst" in str(r[3]).lower() for r in with_)
+    monkeypatch.setattr(store_db, "text_repeats", columnar.text_repeats)
+    _ingest(tmp_path / "tb.duckdb", fixtures / "terminal-bench")
+    assert asked[-1] is True

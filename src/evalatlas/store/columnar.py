@@ -10,9 +10,11 @@ conversion (:func:`arrow_rows`), which is the check: an integer its column canno
 hold or a lone surrogate (no UTF-8 for it) fails it. Only then are the batch's rows checked
 one by one (:func:`batch_problems`, the same :func:`~evalatlas.store.rows.row_problem`
 as before), so a bad record is quarantined with the same field and reason and its
-neighbours are stored. Redaction (:meth:`evalatlas.store.db.StoreConnection.insert_table`): the
-fast path's one-scan gate in DuckDB flags the rows that may hold a credential, and only
-those go through the exact path's :func:`~evalatlas.store.redaction.redact_rows`.
+neighbours are stored. Redaction
+(:meth:`evalatlas.store.db.StoreConnection.insert_table`): a gate in Arrow
+(:func:`~evalatlas.store.redaction.arrow_row_gate`) flags the rows that may hold a
+credential, and only those go through the exact path's
+:func:`~evalatlas.store.redaction.redact_rows`.
 """
 
 from __future__ import annotations
@@ -67,3 +69,39 @@ def without_rows(columns: dict[str, list[Any]], drop: set[int]) -> dict[str, lis
     """``columns`` without the rows at the indexes ``drop``."""
     return {name: [v for i, v in enumerate(values) if i not in drop]
             for name, values in columns.items()}
+
+
+FSST_MAX_RATIO = 8
+"""FSST codes at least one byte per 8 bytes of a string (its symbols are 1-8 bytes long)."""
+
+
+def text_repeats(table: pa.Table) -> bool:
+    """True when every text column of ``table`` (strings, or the items of a list of
+    strings) that holds a value has at most one distinct value per
+    :data:`FSST_MAX_RATIO` values: then the store's commit need not analyse FSST for it
+    (:meth:`~evalatlas.store.db.StoreConnection.write_batch`'s ``checkpoint``).
+
+    Why: at a checkpoint DuckDB estimates every compression method of each column and
+    keeps the smallest; FSST's estimate was ~9 of the ~27 ms of CPU of committing
+    10,000 SWE-bench episodes, and FSST is never chosen there. A dictionary stores each
+    distinct string once, FSST every row's string at no better than 8 to 1, so a
+    column repeating each value 8 times or more on average is left to the dictionary
+    (a rule of thumb, not a proof: uneven repeats could still favour FSST; store sizes
+    of the fixture folders are measured equal, ``tests/store/test_columnar.py``). A
+    column of mostly distinct texts (Terminal-Bench's trial ids and ``extra``, SWE-Bench
+    Pro's ``extra``, where FSST wins) keeps the analysis. An empty table: False."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        return False
+    for col in table.columns:
+        kind = col.type
+        if pa.types.is_list(kind) and pa.types.is_string(kind.value_type):
+            col = pc.list_flatten(col)
+        elif not pa.types.is_string(kind):
+            continue
+        values = len(col) - col.null_count
+        if values and pc.count_distinct(col).as_py() * FSST_MAX_RATIO > values:
+            return False
+    return True

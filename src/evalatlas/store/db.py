@@ -28,6 +28,7 @@ from evalatlas import interrupts
 from evalatlas.errors import Problem, StoreError
 from evalatlas.pricing import Pricing
 from evalatlas.safe_write import errno_in_text, reason
+from evalatlas.store.columnar import text_repeats
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.redaction import (
     arrow_row_gate,
@@ -791,7 +792,7 @@ class StoreConnection:
             self.con.execute(f"{verb} files VALUES " + ", ".join([one] * len(chunk)),
                              [v for f in chunk for v in f])
 
-    def _commit_checkpointed(self) -> None:
+    def _commit_checkpointed(self, *, fsst: bool = True) -> None:
         """COMMIT with DuckDB's ``checkpoint_threshold`` at 0: the commit writes the
         transaction's rows into the store file (a checkpoint) instead of into the
         write-ahead log that the checkpoint at close would then copy into the file.
@@ -801,15 +802,25 @@ class StoreConnection:
         the close's checkpoint 32 ms -> 29 ms + 3 ms, the store the same size). Only for
         the last batch: checkpointing every batch of a long ingest would compress the
         table's last, partly filled row group again at each (the fast JSONL path raises
-        the threshold for that reason)."""
-        before = self.con.execute(
-            "SELECT current_setting('checkpoint_threshold')").fetchall()[0][0]
-        self.con.execute("SET checkpoint_threshold = '0b'")
+        the threshold for that reason).
+
+        ``fsst=False``: the commit does not consider FSST compression (its estimate is a
+        third of the commit's CPU), for a batch whose texts repeat
+        (:func:`~evalatlas.store.columnar.text_repeats`): a dictionary is smaller
+        there anyway."""
+        before, methods = self.con.execute(
+            "SELECT current_setting('checkpoint_threshold'), "
+            "current_setting('disabled_compression_methods')").fetchall()[0]
+        off = methods if fsst or "fsst" in methods.split(",") else ",".join(
+            m for m in (methods, "fsst") if m)
+        self.con.execute(f"SET checkpoint_threshold = '0b'; "
+                         f"SET disabled_compression_methods = '{off}'")
         try:
             self.con.execute("COMMIT")
         finally:
             with contextlib.suppress(duckdb.Error, RuntimeError):
-                self.con.execute(f"SET checkpoint_threshold = '{before}'")
+                self.con.execute(f"SET checkpoint_threshold = '{before}'; "
+                                 f"SET disabled_compression_methods = '{methods}'")
 
     def write_batch(
         self,
@@ -866,7 +877,8 @@ class StoreConnection:
             )
             self._insert_files(files or [])
             if own and checkpoint and self.lake is None:
-                self._commit_checkpointed()
+                self._commit_checkpointed(fsst=isinstance(episodes, list)
+                                          or not text_repeats(episodes))
             elif own:
                 self.con.execute("COMMIT")
         except BaseException as exc:
