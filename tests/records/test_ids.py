@@ -104,3 +104,31 @@ def test_unsafe_ids_rejected(bad: str) -> None:
 @pytest.mark.parametrize("good", ["task_1_ep0", "miniwob.click-dialog_ep3", "ü-42", "a b"])
 def test_safe_ids_accepted(good: str) -> None:
     assert check_safe_id(good) == good
+
+
+def test_safe_id_decisions_equal_the_rules_one_by_one() -> None:
+    """The common case is decided by string methods first; every string is decided as
+    by the rules one by one (the full checks, or one regex scan of them), edge cases of
+    the fast test included: non-printable but not control characters, a second
+    character ':' with and without a drive letter, 63/64 characters of 4-byte UTF-8, a
+    short lone surrogate (accepted, as before)."""
+    import re
+
+    rules = re.compile(r"\.\.|[/\\\x00-\x1f\x7f]|^[A-Za-z]:|\.archived_")
+
+    def safe(v: str) -> bool:  # (a lone surrogate is no UTF-8: only short ones here)
+        return (rules.search(v) is None and v not in ("", ".")
+                and (len(v) <= 63 or len(v.encode("utf-8")) <= 255))
+
+    cases = ["astropy__astropy-12907", "a\u00a0b", "a\u2028b", "x\u200bz", "\x85next",
+             "1:x", "::", "a:", "C:", "é:x", ":", "x", ".", ".x", "x.", "a.b.c",
+             "\U0001f600" * 63, "\U0001f600" * 64, "a" * 255, "a" * 256, "é" * 127,
+             "é" * 128, "tab\there", "del\x7f", ".archived", "x.archived_", "\\", "a..",
+             "a\ud800b", "\ud800"]
+    for v in cases:
+        try:
+            check_safe_id(v)
+            accepted = True
+        except UnsafeIdError:
+            accepted = False
+        assert accepted == safe(v), repr(v)

@@ -72,9 +72,18 @@ def check_safe_id(value: str, what: str = "trajectory_id") -> str:
     ``.archived_`` marker cube-harness uses for retried attempts (such an id would be
     skipped on load).
     """
+    # the common case by string methods (0.16 us against the scan's 0.46 for a SWE-bench
+    # instance id): a printable string has no control character; any other (a
+    # non-printable character, a second character ':') is decided as before, by the
+    # scan, then the checks one by one. 63 characters are <= 255 bytes
+    if (type(value) is str and value.isprintable() and "/" not in value
+            and "\\" not in value and ".." not in value and ARCHIVED_MARKER not in value
+            and value[1:2] != ":" and value not in ("", ".")
+            and (len(value) <= 63 or len(value.encode("utf-8")) <= 255)):
+        return value
     if (type(value) is str and _UNSAFE.search(value) is None and value not in ("", ".")
             and (len(value) <= 63 or len(value.encode("utf-8")) <= 255)):
-        return value  # the common case in one scan (63 characters are <= 255 bytes)
+        return value
     if not isinstance(value, str) or value == "":
         raise UnsafeIdError(f"{what} must be a non-empty string, got {value!r}")
     if ".." in value or value == ".":
