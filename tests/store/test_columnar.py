@@ -274,3 +274,35 @@ def test_a_commit_without_fsst_stores_the_same_segments_where_texts_repeat(
     monkeypatch.setattr(store_db, "text_repeats", columnar.text_repeats)
     _ingest(tmp_path / "tb.duckdb", fixtures / "terminal-bench")
     assert asked[-1] is True
+
+
+def test_the_models_update_is_skipped_only_on_a_store_without_records(
+        fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new store's first columnar batch has its episodes' models filled before the
+    insert by the completion step's rule, so the step's UPDATE is skipped there (the
+    rows equal the exact path's: test above); once the store holds records it runs
+    (an episode of an experiment stored earlier gets that experiment's model there)."""
+    from evalatlas.store import costs
+
+    calls: list[int] = []
+    real = costs._fill_models
+
+    def fill(store: Any, scope: str, params: list[object]) -> None:
+        calls.append(params[0])  # type: ignore[arg-type]  # the batch id
+        real(store, scope, params)
+
+    monkeypatch.setattr(costs, "_fill_models", fill)
+    monkeypatch.setattr(ingest_mod, "SMALL_BATCH", 0)  # every batch as Arrow
+    path = tmp_path / "s.duckdb"
+    _ingest(path, fixtures / "swebench-verified")
+    assert calls == []
+    _ingest(path, fixtures / "swebench-java-verified")
+    assert len(calls) == 1
+    with StoreConnection(path, read_only=True) as store:
+        filled, unfilled = store.con.execute(
+            "SELECT count(*) FILTER (e.llm_model = x.llm_model), "
+            "count(*) FILTER (e.llm_model IS DISTINCT FROM x.llm_model) FROM episodes e "
+            "JOIN experiments x USING (experiment_id) "
+            "WHERE e.usage_model IS NULL AND x.llm_model IS NOT NULL").fetchone()
+    assert filled >= 10_000
+    assert unfilled == 0

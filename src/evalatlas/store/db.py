@@ -722,6 +722,15 @@ class StoreConnection:
             return True
         return bool(self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
 
+    def _holds_no_records(self) -> bool:
+        """True when this file store holds no experiment and no episode (one query; a
+        lake: False, its counts would read its catalog)."""
+        if self.lake is not None:
+            return False
+        return not self.con.execute(
+            "SELECT (SELECT count(*) FROM experiments) + (SELECT count(*) FROM episodes)"
+        ).fetchall()[0][0]
+
     def clear_quarantine(self, sources: list[str]) -> None:
         """Drop quarantine rows of these sources (files under a directory source too),
         in one statement (one per source cost ~0.4 ms each: 8 ms for the 20 systems of
@@ -836,6 +845,7 @@ class StoreConnection:
         pricing: Pricing | None = None,
         files: list[tuple[str, int, int, str]] | None = None,
         checkpoint: bool = False,
+        models_filled: bool = False,
     ) -> None:
         """Write one batch in one transaction: all of it lands, or none of it.
 
@@ -848,7 +858,11 @@ class StoreConnection:
         files read to their end, remembered in the same transaction
         (:meth:`remember_files`). ``checkpoint``: the commit writes the store file
         itself instead of the write-ahead log (for an ingest's last batch, see
-        :meth:`_commit_checkpointed`).
+        :meth:`_commit_checkpointed`). ``models_filled``: the episodes' ``llm_model``
+        is filled from ``experiments`` already (:func:`~evalatlas.store.rows.agent_models`,
+        as the columnar path does): on a file store that holds no experiment and no
+        episode yet, the completion step's UPDATE of the models is then skipped
+        (:func:`~evalatlas.store.costs.complete_batch`).
         """
         now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
         qrows = [
@@ -860,6 +874,7 @@ class StoreConnection:
         if own:
             self.con.execute("BEGIN TRANSACTION")
         try:
+            settled = models_filled and self._holds_no_records()
             self.clear_quarantine(requarantine or [])
             self._insert("experiments", EXPERIMENT_COLUMNS, experiments)
             if isinstance(episodes, list):
@@ -868,7 +883,8 @@ class StoreConnection:
                 self.insert_table("episodes", episodes)
             self._insert("measurements", MEASUREMENT_COLUMNS, measurements)
             self._insert("quarantine", QUARANTINE_COLUMNS, qrows)
-            complete_batch(self, batch_id, [r[0] for r in experiments], pricing or Pricing())
+            complete_batch(self, batch_id, [r[0] for r in experiments], pricing or Pricing(),
+                           models_filled=settled)
             self.con.execute(
                 "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [batch_id, started_at.replace(tzinfo=None), now, len(experiments),

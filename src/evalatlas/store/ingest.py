@@ -273,6 +273,7 @@ class _Batch:
             pricing=self.pricing,
             files=list(self.files.values()),
             checkpoint=last,
+            models_filled=not isinstance(episodes, list),  # with_agent_models did
         )
         report.batches += 1
         self.files.clear()
