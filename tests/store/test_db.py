@@ -242,3 +242,15 @@ def test_each_store_spills_into_a_folder_of_its_own(tmp_path: Path,
     for reader in readers:
         reader.close()
     assert not Path(folders[0]).exists() and not (tmp_path / ".tmp").exists()
+
+
+def test_remembered_files_are_upserted_by_path_into_an_empty_table_or_not(
+        tmp_path: Path) -> None:
+    """The first files of a store go in by a plain INSERT (the table is empty), later
+    ones replace the row of their path: one row per path, the newest values."""
+    with StoreConnection(tmp_path / "s.duckdb") as store:
+        store.remember_files([("/a", 1, 10, "h1"), ("/b", 2, 20, "h2")])
+        store.remember_files([("/a", 3, 30, "h3"), ("/c", 4, 40, "h4")])
+        rows = store.con.execute(
+            "SELECT path, size, mtime_ns, sha256 FROM files ORDER BY path").fetchall()
+    assert rows == [("/a", 3, 30, "h3"), ("/b", 2, 20, "h2"), ("/c", 4, 40, "h4")]

@@ -792,7 +792,11 @@ class StoreConnection:
         if not files:
             return
         one = "(?, ?, ?, ?, now())"
-        verb = "INSERT OR REPLACE INTO" if self.lake is None else "INSERT INTO"
+        # a plain INSERT into an empty table of a file store, as for the other tables
+        # (:meth:`_may_hold_rows`): INSERT OR REPLACE checked the key against the
+        # index, 2.2 against 0.7 ms of CPU for an ingest's one file
+        fresh = len({f[0] for f in files}) == len(files) and not self._may_hold_rows("files")
+        verb = "INSERT OR REPLACE INTO" if self.lake is None and not fresh else "INSERT INTO"
         if self.lake is not None:
             self.con.execute("DELETE FROM files WHERE list_contains(?::VARCHAR[], path)",
                              [[f[0] for f in files]])
