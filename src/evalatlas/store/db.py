@@ -433,6 +433,7 @@ class StoreConnection:
         return row is not None and row[0] == schema_fingerprint()
 
     def _init_caches(self) -> None:
+        self._held_before = {}
         self._schemas: dict[str, pa.Schema] = {}
         self._column_types: dict[str, dict[str, str]] = {}
 
@@ -720,16 +721,23 @@ class StoreConnection:
         True there."""
         if self.lake is not None:
             return True
-        return bool(self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
+        held = bool(self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
+        self._held_before.setdefault(table, held)
+        return held
 
-    def _holds_no_records(self) -> bool:
-        """True when this file store holds no experiment and no episode (one query; a
-        lake: False, its counts would read its catalog)."""
+    _held_before: dict[str, bool]
+    """Table -> whether it held rows before the batch being written inserted into it (the
+    first :meth:`_may_hold_rows` of each table since :meth:`write_batch` began)."""
+
+    def _held_no_records(self) -> bool:
+        """True when this file store held no experiment and no episode before the batch
+        being written: the answers :meth:`_may_hold_rows` gave before its inserts (no
+        query of its own), else a count (a table not inserted into is as it was). A lake:
+        False (its counts would read its catalog)."""
         if self.lake is not None:
             return False
-        return not self.con.execute(
-            "SELECT (SELECT count(*) FROM experiments) + (SELECT count(*) FROM episodes)"
-        ).fetchall()[0][0]
+        return not any(self._held_before[t] if t in self._held_before
+                       else self._may_hold_rows(t) for t in ("experiments", "episodes"))
 
     def clear_quarantine(self, sources: list[str]) -> None:
         """Drop quarantine rows of these sources (files under a directory source too),
@@ -878,7 +886,7 @@ class StoreConnection:
         if own:
             self.con.execute("BEGIN TRANSACTION")
         try:
-            settled = models_filled and self._holds_no_records()
+            self._held_before = {}
             self.clear_quarantine(requarantine or [])
             self._insert("experiments", EXPERIMENT_COLUMNS, experiments)
             if isinstance(episodes, list):
@@ -888,7 +896,7 @@ class StoreConnection:
             self._insert("measurements", MEASUREMENT_COLUMNS, measurements)
             self._insert("quarantine", QUARANTINE_COLUMNS, qrows)
             complete_batch(self, batch_id, [r[0] for r in experiments], pricing or Pricing(),
-                           models_filled=settled)
+                           models_filled=models_filled and self._held_no_records())
             self.con.execute(
                 "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [batch_id, started_at.replace(tzinfo=None), now, len(experiments),
