@@ -19,6 +19,9 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 import evalatlas.store.db as db_module
 import evalatlas.store.fast_jsonl.prepare as fast_module
@@ -43,13 +46,18 @@ def _no_gate(table: str, types: dict[str, str]) -> str:
     return "false"
 
 
+def _no_arrow_gate(rows: Any, columns: dict[str, str]) -> Any:
+    return np.zeros(rows.num_rows, dtype=bool)
+
+
 def ingest_seconds(src: Path, workdir: Path, *, fast: bool, redact: bool) -> float:
     """Seconds to ingest ``src`` into a new store; ``redact=False``: every redaction step
     (the row gate of both paths, and the small batches' Python pass) is a no-op."""
-    saved = db_module.redact_rows, db_module.row_gate, fast_module.row_gate
+    saved = db_module.redact_rows, db_module.arrow_row_gate, fast_module.row_gate
     if not redact:
         db_module.redact_rows = lambda table, columns, types, rows, **_: rows
-        db_module.row_gate = fast_module.row_gate = _no_gate
+        db_module.arrow_row_gate = _no_arrow_gate
+        fast_module.row_gate = _no_gate
     store_path = workdir / f"s-{fast}-{redact}.duckdb"
     store_path.unlink(missing_ok=True)
     try:
@@ -58,7 +66,7 @@ def ingest_seconds(src: Path, workdir: Path, *, fast: bool, redact: bool) -> flo
             ingest_paths(store, [src], fast=fast)
         return time.perf_counter() - t0
     finally:
-        db_module.redact_rows, db_module.row_gate, fast_module.row_gate = saved
+        db_module.redact_rows, db_module.arrow_row_gate, fast_module.row_gate = saved
 
 
 def main() -> None:
