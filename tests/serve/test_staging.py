@@ -83,6 +83,18 @@ def _stage_events(server: Server) -> dict[int, dict]:
     return out
 
 
+def _new_stage_events(server: Server, before: set[int], n: int) -> list[dict]:
+    """The staged submissions' events not in ``before``, once ``n`` of them are in the
+    access log (the server writes a request's line after it has sent the response, so a
+    client can have its answer before the line is there), or those found in 60 s."""
+    deadline = time.monotonic() + 60
+    while True:
+        events = [e for i, e in _stage_events(server).items() if i not in before]
+        if len(events) >= n or time.monotonic() > deadline:
+            return events
+        time.sleep(0.05)
+
+
 def _lake_counts(location: str, env: dict[str, str], agent: str) -> tuple[int, int]:
     """(episodes, distinct keys) of ``agent``'s experiment in the lake, read by this
     process (another DuckDB instance than the server's)."""
@@ -109,7 +121,7 @@ def test_two_submissions_are_parsed_at_once_and_each_episode_stored_once(served)
         answers = list(pool.map(lambda p: _post(server, token, p), files))
     assert [a.status_code for a in answers] == [201, 201], [a.text for a in answers]
     assert [(a.json()["episodes"], a.json()["rejected"]) for a in answers] == [(1500, 2)] * 2
-    events = [e for i, e in _stage_events(server).items() if i not in before]
+    events = _new_stage_events(server, before, 2)
     assert len(events) == 2 and {e["status"] for e in events} == {201}
     first, second = sorted(events, key=lambda e: e["started"])
     # recorded by the workers themselves: two processes, each parsing while the other did
