@@ -184,3 +184,40 @@ def test_lines_at_gives_the_lines_that_lines_gives(tmp_path: Path,
         got = list(c.lines_at([*picks, last + 1, c.first_line - 1]))  # outside: skipped
         assert [n for n, _ in got] == sorted(picks)
         assert all(line == every[n] and isinstance(line, bytes) for n, line in got)
+
+
+@pytest.mark.parametrize("case", ["groups", "bom_no_newline", "long_line", "long_after_cut",
+                                  "no_line_end", "buffers_held"])
+def test_the_hasher_sees_each_byte_of_the_file_once(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    case: str) -> None:
+    """The content hash is the file's SHA-256 however the chunks are read: tails re-read
+    after a cut are not hashed twice, nor is the part of a read the streaming cutter
+    takes over (a line over the limit), nor a read outside the buffer pool; the BOM and
+    a last line without newline are the file's bytes."""
+    import hashlib
+
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 96)
+    monkeypatch.setattr(jsonl_stream, "HASH_PIECE", 64)  # many pieces per read
+    rng = random.Random(case)
+    lines = _lines(rng, 1000, 0, 12)
+    if case in ("long_line", "long_after_cut"):
+        lines[500 if case == "long_line" else 97] = b'{"pad": "' + b"y" * 5000 + b'"}'
+    if case == "no_line_end":
+        lines[300] = b'{"pad": "' + b"z" * 50_000 + b'"}'
+    body = b"\n".join(lines) + (b"" if case == "bom_no_newline" else b"\n")
+    if case == "bom_no_newline":
+        body = b"\xef\xbb\xbf" + body
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(body)
+    hasher = hashlib.sha256()
+    held = []
+    with path.open("rb") as fh:
+        for chunk in iter_plain_chunks(fh, max_line_bytes=3000, chunk_bytes=700,
+                                       hasher=hasher):
+            if case == "buffers_held":
+                held.append(chunk)
+    assert hasher.hexdigest() == hashlib.sha256(body).hexdigest()
+    if case == "buffers_held":
+        assert len(held) > jsonl_stream._Buffers.MAX_BUFFERS
+        assert any(c.end is not None for c in held)  # reads were cut, tails re-read
