@@ -28,6 +28,7 @@ from evalatlas import interrupts
 from evalatlas.errors import Problem, StoreError
 from evalatlas.pricing import Pricing
 from evalatlas.safe_write import errno_in_text, reason
+from evalatlas.store import literals
 from evalatlas.store.columnar import text_repeats
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.redaction import (
@@ -149,7 +150,7 @@ def use_private_temp_directory(con: Any, path: Path | None = None) -> None:
     DuckDB refuses to move a spill folder in use)."""
     current = con.execute("SELECT current_setting('temp_directory')").fetchone()[0]
     if not current or Path(current).name.endswith(".tmp"):  # DuckDB's default
-        con.execute("SET temp_directory = ?", [private_temp_directory(path)])
+        literals.execute(con, "SET temp_directory = ?", [private_temp_directory(path)])
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -407,7 +408,8 @@ class StoreConnection:
                     # table cost 2.2 ms of CPU, these two 0.9
                     self.con.execute(
                         "DELETE FROM meta WHERE key IN ('schema_version', 'schema_ddl')")
-                    self.con.execute(
+                    literals.execute(
+                        self.con,
                         "INSERT INTO meta VALUES ('schema_version', ?), ('schema_ddl', ?)",
                         [str(SCHEMA_VERSION), schema_fingerprint()])
                     self.con.execute("COMMIT")
@@ -810,7 +812,7 @@ class StoreConnection:
                              [[f[0] for f in files]])
         for start in range(0, len(files), SMALL_CHUNK):
             chunk = files[start:start + SMALL_CHUNK]
-            self.con.execute(f"{verb} files VALUES " + ", ".join([one] * len(chunk)),
+            literals.execute(self.con, f"{verb} files VALUES " + ", ".join([one] * len(chunk)),
                              [v for f in chunk for v in f])
 
     def _commit_checkpointed(self, *, fsst: bool = True) -> None:

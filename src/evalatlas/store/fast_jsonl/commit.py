@@ -29,6 +29,7 @@ from evalatlas import interrupts
 from evalatlas.adapters import jsonl_stream
 from evalatlas.adapters.jsonl_stream import Chunk
 from evalatlas.pricing import Pricing
+from evalatlas.store import literals
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.fast_jsonl.seen import SeenHashes
@@ -182,8 +183,8 @@ class Committer:
                 left -= k
             if group.unpriced:  # the insert's join already set each row's model
                 complete_batch(self.store, batch_id, [], self.pricing)
-            con.execute(
-                "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
+            literals.execute(
+                con, "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
                 [batch_id, take, [self.source]])
             con.execute("COMMIT")
         except Exception as exc:
