@@ -679,8 +679,9 @@ class StoreConnection:
 
     def _insert_small(self, table: str, columns: list[str], rows: list[tuple]) -> None:
         """A few rows upserted by two statements: a DELETE of their keys (passed as
-        lists) and parameterised INSERTs of ``SMALL_CHUNK`` rows each. ``rows`` must
-        have unique keys (as :meth:`upsert_from`'s source).
+        lists) and INSERTs of ``SMALL_CHUNK`` rows each, their values written in as
+        literals (:mod:`evalatlas.store.literals`: binding them as parameters imported
+        pandas too). ``rows`` must have unique keys (as :meth:`upsert_from`'s source).
 
         Why not Arrow: pyarrow's list-to-array conversion imports pandas when it is
         installed (about a second), which ingest of 50 experiment rows should not pay.
@@ -693,14 +694,14 @@ class StoreConnection:
         names = ", ".join(keys)
         lists = ", ".join(f"unnest(?::VARCHAR[]) AS {k}" for k in keys)
         if self._may_hold_rows(table):
-            self.con.execute(f"DELETE FROM {table} WHERE ({names}) IN "
+            literals.execute(self.con, f"DELETE FROM {table} WHERE ({names}) IN "
                              f"(SELECT ({names}) FROM (SELECT {lists}))",
                              [[row[i] for row in rows] for i in at])
         cols = ", ".join(columns)
         one = "(" + ", ".join("?" * len(columns)) + ")"
         for start in range(0, len(rows), SMALL_CHUNK):
             chunk = rows[start:start + SMALL_CHUNK]
-            self.con.execute(f"INSERT INTO {table} ({cols}) VALUES "
+            literals.execute(self.con, f"INSERT INTO {table} ({cols}) VALUES "
                              + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])
 
     def upsert_from(self, table: str, source: str) -> None:
@@ -747,7 +748,8 @@ class StoreConnection:
         the SWE-bench Verified folder)."""
         if not sources or not self._may_hold_rows("quarantine"):
             return
-        self.con.execute(
+        literals.execute(
+            self.con,
             "DELETE FROM quarantine WHERE list_contains(?::VARCHAR[], source_file) "
             "OR list_bool_or(list_transform(?::VARCHAR[], lambda p: starts_with(source_file, p)))",
             [sources, [src.rstrip("/") + "/" for src in sources]])
@@ -899,8 +901,8 @@ class StoreConnection:
             self._insert("quarantine", QUARANTINE_COLUMNS, qrows)
             complete_batch(self, batch_id, [r[0] for r in experiments], pricing or Pricing(),
                            models_filled=models_filled and self._held_no_records())
-            self.con.execute(
-                "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            literals.execute(
+                self.con, "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [batch_id, started_at.replace(tzinfo=None), now, len(experiments),
                  len(episodes) if isinstance(episodes, list) else episodes.num_rows,
                  len(measurements), len(qrows), sources],

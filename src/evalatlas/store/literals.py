@@ -5,9 +5,10 @@ it binds a parameter that is not None, to test the value against pandas' types:
 measured 0.28-0.34 s of CPU per process, once (a third of a 20,000-episode ingest's
 ~1 s, ~2.5% of a 1M-episode one's 13 s), while an ingest needs no pandas otherwise. So
 the statements an ingest runs with values (the store's ``meta`` and ``files`` rows, the
-fast path's ``ingest_batches`` row, the completion of missing costs, two look-ups) give
-them as SQL literals, typed as the parameters were (a float as a DOUBLE from its
-shortest round-trip text, a list of strings as a VARCHAR[]). A value a literal cannot
+``ingest_batches`` rows, the exact path's few-row upserts, the completion of missing
+costs, two look-ups) give them as SQL literals, typed as the parameters were (a float
+as a DOUBLE from its shortest round-trip text, a naive datetime as a TIMESTAMP, a list
+of strings as a VARCHAR[]). A value a literal cannot
 carry the same way (a NUL, which ends DuckDB's quoted string; a lone surrogate, which
 the query's UTF-8 encoding refuses; any other type) is bound as a parameter, as before,
 so what a statement stores, accepts or refuses does not change.
@@ -15,11 +16,12 @@ so what a statement stores, accepts or refuses does not change.
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Sequence
 
 import duckdb
 
-Value = str | int | float | None | list[str]
+Value = str | int | float | bool | _dt.datetime | _dt.date | None | list[str]
 
 
 class _NoLiteral(ValueError):
@@ -29,7 +31,15 @@ class _NoLiteral(ValueError):
 def _literal(value: object) -> str:
     if value is None:
         return "NULL"
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, list)):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, _dt.datetime):  # naive: a TIMESTAMP, as bound
+        if value.tzinfo is not None:
+            raise _NoLiteral("a datetime with a time zone")
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, _dt.date):
+        return f"DATE '{value.isoformat()}'"
+    if not isinstance(value, (int, float, str, list)):
         raise _NoLiteral(type(value).__name__)
     if isinstance(value, int):
         return str(int(value))
