@@ -8,10 +8,10 @@ the statements an ingest runs with values (the store's ``meta`` and ``files`` ro
 ``ingest_batches`` rows, the exact path's few-row upserts, the completion of missing
 costs, two look-ups) give them as SQL literals, typed as the parameters were (a float
 as a DOUBLE from its shortest round-trip text, a naive datetime as a TIMESTAMP, a list
-of strings as a VARCHAR[]). A value a literal cannot
-carry the same way (a NUL, which ends DuckDB's quoted string; a lone surrogate, which
-the query's UTF-8 encoding refuses; any other type) is bound as a parameter, as before,
-so what a statement stores, accepts or refuses does not change.
+of strings as a VARCHAR[]). A value a literal cannot carry the same way (a NUL, which
+ends DuckDB's quoted string; a lone surrogate, which the query's UTF-8 encoding
+refuses; any other type) is bound as a parameter, as before, so what a statement
+stores, accepts or refuses does not change (``tests/store/test_literals.py``).
 """
 
 from __future__ import annotations
