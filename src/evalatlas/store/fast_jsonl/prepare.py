@@ -153,6 +153,7 @@ class Preparer:
             elif vouched:  # experiment records or measurements: the exact path's
                 other_lines = vouched
                 rows = _without_lines(rows, chunk, vouched)
+            rows = _in_line_order(rows)
             n, unpriced = self._check(rows, src)
             # redact the few rows that may hold a credential
             rows = redact_arrow("episodes", rows, self._row_types)
@@ -240,10 +241,29 @@ class Preparer:
         raise NotClean("; ".join(bad))
 
 
+def _in_line_order(rows: pa.Table) -> pa.Table:
+    """``rows`` sorted by ``_line`` (the commit writes a chunk in parts by slicing it,
+    see :meth:`~evalatlas.store.fast_jsonl.commit.Committer._part`); DuckDB's read on
+    one thread gives them in order already, so this is a check (~0.1 ms)."""
+    lines = np.asarray(rows.column("_line"))
+    if lines.size < 2 or bool((lines[1:] > lines[:-1]).all()):
+        return rows
+    return rows.sort_by("_line")
+
+
 def _without_lines(rows: pa.Table, chunk: Chunk, lines: list[int]) -> pa.Table:
-    """``rows`` without those of ``lines`` (1-based in ``chunk``)."""
+    """``rows`` without those of ``lines`` (1-based in ``chunk``), as slices of ``rows``
+    (no copy). Why not ``Table.filter``: it copies the chunk's ~33 MB into new memory,
+    and a mixed file's every chunk has such lines: ~20 ms of CPU a chunk plus ~10k page
+    faults (+170k minor faults, +1 s of system CPU for 1M episodes, arrow7)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     drop = pa.array([chunk.first_line - 1 + i for i in lines], type=pa.int64())
-    return rows.filter(pc.invert(pc.is_in(rows.column("_line"), value_set=drop)))
+    at = np.flatnonzero(np.asarray(pc.is_in(rows.column("_line"), value_set=drop)))
+    if at.size == 0:
+        return rows
+    starts = np.concatenate([[0], at + 1])
+    ends = np.concatenate([at, [rows.num_rows]])
+    return pa.concat_tables([rows.slice(int(s), int(e - s))
+                             for s, e in zip(starts, ends, strict=True) if e > s])

@@ -37,11 +37,8 @@ class Prepared:
     chunk: Chunk
     rows: pa.Table | None = None
     """The staged, checked and redacted episodes rows (without the columns the commit
-    sets), with ``_line``, ``_problem`` and ``_h`` (:func:`~.sql.key_hash`); None once
-    written or discarded."""
-    view: str | None = None
-    """The name ``rows`` is registered under on the committing connection (None: not
-    registered, see :meth:`~evalatlas.store.fast_jsonl.commit.Committer.view`)."""
+    sets), with ``_line``, ``_problem`` and ``_h`` (:func:`~.sql.key_hash`), in line
+    order; None once written or discarded."""
     reason: str | None = None
     other_lines: list[int] = field(default_factory=list)
     n: int = 0
