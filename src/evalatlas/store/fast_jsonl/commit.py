@@ -218,14 +218,13 @@ class Committer:
 
     def _models(self, parts: list[pa.Table]) -> dict[str, str]:
         """The stored model of each experiment of ``parts`` that has one."""
-        import pyarrow as pa
         import pyarrow.compute as pc
 
-        ids = pc.unique(pa.chunked_array([p.column("experiment_id") for p in parts]))
+        ids = {i for p in parts for i in pc.unique(p.column("experiment_id")).to_pylist()
+               if i is not None}
         return dict(self.con.execute(
             "SELECT experiment_id, llm_model FROM experiments WHERE llm_model IS NOT NULL "
-            "AND experiment_id IN (SELECT unnest(?::VARCHAR[]))",
-            [ids.to_pylist()]).fetchall())
+            "AND list_contains(?::VARCHAR[], experiment_id)", [sorted(ids)]).fetchall())
 
     def _insert(self, staged: str, batch_id: int) -> None:
         """Insert the rows registered as ``staged`` as batch ``batch_id`` (replacing
@@ -305,11 +304,11 @@ def _part(prep: Prepared, k: int) -> pa.Table:
     in line order): a slice of its table.
 
     Why a slice, not a ``WHERE _line`` over the whole registered table, as over the
-    staged tables before arrow7: DuckDB hands a filter over a registered Arrow table to
-    Arrow's scanner, which copies the rows that pass: the insert of a chunk cost
-    88-111 ms instead of ~70, the ``_fast_seen`` insert 17-22 instead of 2 (a row group
-    of the mixed file or of the episodes only, medians of 8,
-    ``/work/scale/arrow7/micro/pmy.py``)."""
+    staged tables before arrow7: DuckDB pushes such a filter down into the scan of the
+    registered Arrow table (a pyarrow dataset scan), which materialises the rows that
+    pass: the insert of a chunk cost 88-111 ms instead of ~70, the ``_fast_seen``
+    insert 17-22 instead of 2 (a row group of the mixed file or of the episodes only,
+    medians of 8, ``/work/scale/arrow7/micro/pmy.py``); a slice is read in place."""
     assert prep.rows is not None
     start = prep.rows.num_rows - prep.left
     return prep.rows if not start and k == prep.left else prep.rows.slice(start, k)
@@ -321,9 +320,11 @@ def _with_model(part: pa.Table, models: dict[str, str]) -> pa.Table:
 
     Why not a ``LEFT JOIN experiments`` in the insert, as from the staged tables before
     arrow7: with experiments stored (a mixed file), DuckDB builds the join's hash table
-    over the registered Arrow table (it estimates it smaller than ``experiments``): the
-    insert of a chunk cost 132-143 ms instead of 83-91 (61,440 episodes, 50
-    experiments, ``/work/scale/arrow7/micro/m6.py``); this lookup costs ~2 ms."""
+    over the registered Arrow table (``EXPLAIN ANALYZE``: the Arrow scan on the build
+    side), not over ``experiments``: the insert of a chunk cost 124-143 ms instead of
+    83-91 from an in-memory table of the same rows (61,440 episodes, 50 experiments,
+    ``/work/scale/arrow7/micro/m6.py``); this lookup costs ~1.6 ms a chunk and the
+    models' query (:meth:`Committer._models`) ~1 ms a group (m7.py)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
