@@ -13,13 +13,15 @@ Why Arrow, not a table of an in-memory database attached to the store's instance
 arrow7): the table's ``CREATE TABLE AS`` with the gate in SQL (every row's cells joined
 and scanned by RE2), the aggregate over it and an ``UPDATE`` through UDFs for the
 flagged rows cost more than the same read fetched to Arrow with the gate over distinct
-values. Per 61,440-line chunk, CPU, medians of 8 (``/work/scale/arrow7/micro/pm.py``,
-load ~3-4): ``prepare`` 405-437 -> 338-341 ms; the query alone ~192 ms, the gate 11
-(21 scanning every ``tool_names`` item), the verdict in Arrow 4 (one DuckDB aggregate
-over the registered table: 7). The query is run as a relation (``cursor.sql``), whose
-result DuckDB collects straight into Arrow: through ``execute`` it is first
-materialised in DuckDB's own format, and the process's peak RSS at 1M episodes was
-~1,160 MB instead of ~1,005 (~935 before arrow7).
+values. Per 61,440-line chunk, CPU, medians of 8 (``/work/scale/arrow7/micro/pm.py``
+and ``pmy.py``, load 1-4): ``prepare`` 401-437 -> 338-341 ms; the query alone ~192 ms,
+the gate 11 (21 scanning every ``tool_names`` item), the verdict in Arrow 4 (one DuckDB
+aggregate over the registered table: 7). The whole ingest of 1M episodes: 12.4-12.7
+-> 11.1-11.8 CPU s (the mixed file 13.6-14.2 -> 12.3-12.5). The query is run as a
+relation (``cursor.sql``), whose result DuckDB collects straight into Arrow: through
+``execute`` it was first materialised in DuckDB's own format, and the process's peak
+RSS at 1M episodes was ~1,160 MB instead of ~1,005 (the first arrow7 commit; ~935
+before arrow7).
 
 msgspec picks out experiment records and measurements mixed in (their rows are left
 out of the staged table; the exact path reads them). A chunk msgspec does not vouch

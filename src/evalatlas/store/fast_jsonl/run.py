@@ -40,14 +40,15 @@ set :data:`evalatlas.store.db.ENV_MEMORY`); the scratch instance has 256 MB more
 10M-episode file on duckdb 1.5.5 was 1,236 MB (episodes only) and 1,286 MB (a mixed
 file), over the 1.2 GB bound, while the per-key state (``_fast_seen``) grows with the
 file; with 512, 1,156 MB on the mixed file at the same CPU (185 vs 182 s, loaded
-machine; BENCHMARKS.md, jsonl5), and 1,119 MB episodes only (jsonl6), DuckDB then
-spilling at its budget from ~5M episodes on. The staged chunks used to be inside that
-budget (in-memory tables, ~49 MB a chunk, up to ~4 at once: DuckDB's tables held
-200-300 MB during a 1M ingest) and are now Arrow tables outside it (~33 MB a chunk;
-DuckDB's own memory ~100-210 MB during the same ingest, peak RSS +50-130 MB at 1M and
-3M, arrow7), so the budget shrinks by about what left it, and the process's peak at
-10M stays where it was. At 1M and 3M the budget is not reached: 384, 256 or 512 MB
-gave the same peak RSS and CPU (arrow7)."""
+machine; BENCHMARKS.md, jsonl5) and 1,119 MB episodes only (jsonl6), DuckDB spilling
+at its budget from ~5M episodes on. The staged chunks used to be inside that budget
+(in-memory tables, ~49 MB a chunk) and are Arrow tables outside it since arrow7
+(~33 MB a chunk, up to ~4 at once): during a 3M ingest DuckDB's own memory peaked at
+341 MB instead of 483, the process's memory outside it grew by ~150 MB, peak RSS
+1,118-1,139 vs 1,031-1,039 MB (935-975 vs 925-941 at 1M). So the budget shrinks by
+about what left it (4 x 33 MB), for the peak at 10M, where DuckDB fills its budget,
+to stay near where it was. Below that DuckDB does not reach it: 256, 384 or 512 MB
+gave the same peak RSS and CPU at 1M, 384 or 512 at 3M (arrow7)."""
 
 CHECKPOINT_THRESHOLD = "128MB"
 """DuckDB's WAL size that triggers a checkpoint, while the fast path writes."""
