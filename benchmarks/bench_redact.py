@@ -1,11 +1,11 @@
 """Cost of redaction at ingest: the same file ingested with and without it.
 
 Baseline in the same run: ingest with the redaction step replaced by a no-op. Exact path
-(the columnar batch: :func:`evalatlas.store.redaction.row_gate` flags rows in DuckDB,
-:func:`~evalatlas.store.redaction.redact_rows` redacts those in Python; small batches:
-``redact_rows`` on every row) and fast path (the same gate in
-the staging SQL, :mod:`evalatlas.store.fast_jsonl.prepare`). The no-op is a gate that
-flags nothing. Episodes carry free text (question, answer with "tokens" in it, an extra
+(the columnar batch: :func:`evalatlas.store.redaction.arrow_row_gate` flags rows in
+Arrow, :func:`~evalatlas.store.redaction.redact_rows` redacts those in Python; small
+batches: ``redact_rows`` on every row) and fast path (the same gate and redaction over
+each staged chunk, :func:`~evalatlas.store.redaction.redact_arrow`). The no-op is a gate
+that flags nothing. Episodes carry free text (question, answer with "tokens" in it, an extra
 dict) but no secret, the common case.
 
     python benchmarks/bench_redact.py --exact 50000 --fast 300000 --repeats 3
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import evalatlas.store.db as db_module
-import evalatlas.store.fast_jsonl.prepare as fast_module
+import evalatlas.store.redaction as redaction_module
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
 
@@ -42,10 +42,6 @@ def write_episodes(path: Path, n: int) -> None:
                 "extra": {"note": "ok", "max_tokens": 512}}) + "\n")
 
 
-def _no_gate(table: str, types: dict[str, str]) -> str:
-    return "false"
-
-
 def _no_arrow_gate(rows: Any, columns: dict[str, str]) -> Any:
     return np.zeros(rows.num_rows, dtype=bool)
 
@@ -53,11 +49,10 @@ def _no_arrow_gate(rows: Any, columns: dict[str, str]) -> Any:
 def ingest_seconds(src: Path, workdir: Path, *, fast: bool, redact: bool) -> float:
     """Seconds to ingest ``src`` into a new store; ``redact=False``: every redaction step
     (the row gate of both paths, and the small batches' Python pass) is a no-op."""
-    saved = db_module.redact_rows, db_module.arrow_row_gate, fast_module.row_gate
+    saved = db_module.redact_rows, redaction_module.arrow_row_gate
     if not redact:
         db_module.redact_rows = lambda table, columns, types, rows, **_: rows
-        db_module.arrow_row_gate = _no_arrow_gate
-        fast_module.row_gate = _no_gate
+        redaction_module.arrow_row_gate = _no_arrow_gate  # both paths' gate
     store_path = workdir / f"s-{fast}-{redact}.duckdb"
     store_path.unlink(missing_ok=True)
     try:
@@ -66,7 +61,7 @@ def ingest_seconds(src: Path, workdir: Path, *, fast: bool, redact: bool) -> flo
             ingest_paths(store, [src], fast=fast)
         return time.perf_counter() - t0
     finally:
-        db_module.redact_rows, db_module.arrow_row_gate, fast_module.row_gate = saved
+        db_module.redact_rows, redaction_module.arrow_row_gate = saved
 
 
 def main() -> None:

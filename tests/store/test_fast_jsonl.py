@@ -305,6 +305,46 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
     assert all(e.usage.total_cost_usd is not None for e in fast)
 
 
+def test_no_staged_chunk_outlives_the_ingest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chunk's staged rows (an Arrow table registered on the store connection while
+    its group is written) are unregistered once written, once their group's write
+    failed, and when a chunk is sent to the exact path: after the ingest the connection
+    holds no view of a staged chunk, and the store equals an exact ingest."""
+    import duckdb
+
+    from evalatlas.adapters import jsonl_stream
+    from evalatlas.pricing import Pricing
+    from evalatlas.store.fast_jsonl import commit
+
+    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
+    real = commit.complete_batch
+    calls = []
+
+    def failing(store: StoreConnection, batch_id: int, rows: list, pricing: Pricing) -> None:
+        calls.append(batch_id)
+        if len(calls) == 2:
+            raise duckdb.IOException("disk full (test)")
+        real(store, batch_id, rows, pricing)
+
+    monkeypatch.setattr(commit, "complete_batch", failing)
+    records = [json.loads(line) for line in _small_episodes(
+        tmp_path / "e.jsonl", 5000, prompt_tokens=100, completion_tokens=10).read_text()
+        .splitlines()]
+    records[4200]["trajectory_id"] = records[4100]["trajectory_id"]  # a declined chunk
+    path = _write(tmp_path / "d.jsonl", records)
+    with StoreConnection(tmp_path / "s.duckdb") as store:
+        rep = ingest_paths(store, [path], fast=True, chunk_bytes=40_000)
+        left = store.con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE starts_with(view_name, '_fast')"
+        ).fetchall()
+        stored = store.con.execute("SELECT count(*) FROM episodes").fetchall()[0][0]
+    assert any("disk full (test)" in d for d in rep.fast_path_declined)
+    assert any("duplicate trajectory_id" in d for d in rep.fast_path_declined)
+    assert left == []
+    assert stored == 4999 and rep.rejected == 1
+
+
 def test_chunk_directories_of_killed_ingests_are_removed(tmp_path: Path) -> None:
     """A killed ingest leaves its chunk files behind; the next one removes them, but
     never a directory of a live process or one not named by the fast path."""

@@ -311,14 +311,12 @@ def test_old_store_rows_are_redacted_in_place(tmp_path: Path) -> None:
 
 def test_arrow_row_gate_flags_every_row_the_redaction_changes() -> None:
     """The columnar path's gate (``arrow_row_gate``, RE2 in Arrow on each column's
-    distinct values and each list item) flags every row whose cells the exact
-    redaction changes, in any text column kind and in either chunk of a chunked table,
-    and no row DuckDB's joined gate (``row_gate``) would leave: an ordinary row stays
-    unflagged, so the batch is inserted as it is."""
-    import numpy as np
+    distinct values and each list's distinct items) flags exactly the rows whose cells
+    the exact redaction changes here, in any text column kind and in either chunk of a
+    chunked table: an ordinary row stays unflagged, so the batch is inserted as it is."""
     import pyarrow as pa
 
-    from evalatlas.store.redaction import arrow_row_gate, redact_rows, row_gate
+    from evalatlas.store.redaction import arrow_row_gate, redact_rows
 
     types = {"task_description": "VARCHAR", "extra": "JSON", "tool_names": "VARCHAR[]",
              "status": "VARCHAR"}
@@ -350,9 +348,56 @@ def test_arrow_row_gate_flags_every_row_the_redaction_changes() -> None:
                zip(redact_rows("episodes", cols, types, rows), rows, strict=True)]
     assert [bool(f) for f in flags] == changed  # here exactly the changed rows
     assert changed.count(True) == 5 * 3
-    con = duckdb.connect()
-    con.register("t", chunked)
-    joined = np.asarray(con.execute(f"SELECT {row_gate('episodes', types)} AS f FROM t")
-                        .fetchnumpy()["f"], dtype=bool)
-    assert not (flags & ~joined).any()
     assert not arrow_row_gate(table([plain] * 4), types).any()
+
+
+def test_arrow_row_gate_flags_each_row_holding_a_repeated_list_item() -> None:
+    """A list column's items are scanned once per distinct item (a JSONL chunk's
+    ``tool_names`` repeats a few names in every row): every row holding a matching
+    item is flagged, wherever it repeats (several rows, twice in one row, in either
+    chunk), and no row without one (null items, null or empty lists)."""
+    import pyarrow as pa
+
+    from evalatlas.store.redaction import arrow_row_gate
+
+    secret = "Bearer CANARY61tokenvalue"
+    lists = [["bash", "python"], [secret, "bash"], None, [], ["bash", None],
+             ["python", secret, "bash", secret], ["bash"] * 5, [None, secret]] * 4
+    typ = pa.list_(pa.string())
+    chunked = pa.table({"tool_names": pa.chunked_array(
+        [pa.array(lists[:11], type=typ), pa.array(lists[11:], type=typ)])})
+    flags = arrow_row_gate(chunked, {"tool_names": "VARCHAR[]"})
+    assert [bool(f) for f in flags] == [bool(v and secret in v) for v in lists]
+    assert int(flags.sum()) == 3 * 4
+
+
+def test_redact_arrow_redacts_the_flagged_rows_in_place_and_leaves_the_rest() -> None:
+    """``redact_arrow`` (the columnar path's and the fast JSONL path's redaction) gives
+    the cells :func:`redact_rows` gives, in the rows' order, leaves columns it does not
+    know (the fast path's ``_line``) and unflagged rows as they are, and returns the
+    table itself when nothing is flagged."""
+    import pyarrow as pa
+
+    from evalatlas.store.redaction import redact_arrow, redact_rows
+
+    types = {"task_description": "VARCHAR", "extra": "JSON", "tool_names": "VARCHAR[]",
+             "trajectory_id": "VARCHAR"}
+    rows = [("fix it", '{"k": "v"}', ["bash"], "t0"),
+            ("key sk-CANARY70abcdefgh", '{"k": "v"}', ["bash"], "sk-CANARY71abcdefgh"),
+            ("fix it", '{"api_key": "CANARY72"}', ["bash", "Bearer CANARY73tokenvalue"],
+             "t2"),
+            ("plain", "{}", None, "t3")] * 2
+    cols = list(types)
+    tbl = pa.table({**{c: pa.array([r[i] for r in rows],
+                                    type=pa.list_(pa.string()) if types[c] == "VARCHAR[]"
+                                    else pa.string()) for i, c in enumerate(cols)},
+                    "_line": pa.array(range(len(rows)), type=pa.int64())})
+    out = redact_arrow("episodes", tbl, types)
+    assert out.schema == tbl.schema
+    assert out.column("_line").to_pylist() == list(range(len(rows)))
+    got = list(zip(*(out.column(c).to_pylist() for c in cols), strict=True))
+    assert got == redact_rows("episodes", cols, types, rows)
+    assert got[1][3] == "sk-CANARY71abcdefgh"  # a key column: an identifier, kept
+    assert got[1][0] != rows[1][0] and got[0] == rows[0] and got[3] == rows[3]
+    plain = tbl.filter(pa.array([i % 4 in (0, 3) for i in range(len(rows))]))
+    assert redact_arrow("episodes", plain, types) is plain

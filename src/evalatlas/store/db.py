@@ -31,12 +31,7 @@ from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store import literals
 from evalatlas.store.columnar import text_repeats
 from evalatlas.store.costs import complete_batch
-from evalatlas.store.redaction import (
-    arrow_row_gate,
-    column_types,
-    gated_columns,
-    redact_rows,
-)
+from evalatlas.store.redaction import column_types, redact_arrow, redact_rows
 from evalatlas.store.schema import (
     DDL,
     EPISODE_COLUMNS,
@@ -633,38 +628,15 @@ class StoreConnection:
 
     def insert_table(self, table: str, rows: pa.Table) -> None:
         """Upsert an Arrow table of ``table``'s columns (the columnar path,
-        :mod:`evalatlas.store.columnar`), its text cells redacted: one RE2 scan of each
-        column's distinct values in Arrow (:func:`~evalatlas.store.redaction.arrow_row_gate`)
-        finds the rows that may hold a credential, and only those are redacted, by the
-        exact path's
-        :func:`~evalatlas.store.redaction.redact_rows` (memoised for the batch: a
-        Terminal-Bench task's description, which names passwords, repeats in all its
-        trials); the others are inserted as they are, all in one upsert. Why not in
-        DuckDB, as the fast JSONL path does: for a batch of a few thousand rows the
-        staging table, the UDFs' registration and the per-row callbacks cost more than
-        the redaction itself. Call inside a transaction."""
+        :mod:`evalatlas.store.columnar`), its text cells redacted by
+        :func:`~evalatlas.store.redaction.redact_arrow` (one RE2 scan of each column's
+        distinct values in Arrow finds the rows that may hold a credential, and only
+        those are redacted, by the exact path's
+        :func:`~evalatlas.store.redaction.redact_rows`); all in one upsert. Call inside a
+        transaction."""
         if rows.num_rows == 0:
             return
-        types = self._types(table)
-        # the gate looks only at the columns holding a value in this batch (an adapter
-        # fills a handful of the ~30 text columns), in Arrow (arrow_row_gate: every row
-        # the redaction could change is flagged)
-        present = {c: t for c, t in gated_columns(table, types).items()
-                   if rows.column(c).null_count < rows.num_rows}
-        flags = arrow_row_gate(rows, present)
-        if not flags.any():  # nothing to redact
-            self._upsert_arrow(table, rows)
-            return
-        import pyarrow as pa
-
-        flagged = rows.filter(pa.array(flags))
-        cells = list(zip(*(c.to_pylist() for c in flagged.columns), strict=True))
-        red = redact_rows(table, flagged.column_names, types, cells, flagged=True)
-        schema = rows.schema
-        redacted = pa.Table.from_arrays(
-            [pa.array(list(col), type=schema.field(i).type)
-             for i, col in enumerate(zip(*red, strict=True))], schema=schema)
-        self._upsert_arrow(table, pa.concat_tables([rows.filter(pa.array(~flags)), redacted]))
+        self._upsert_arrow(table, redact_arrow(table, rows, self._types(table)))
 
     def _upsert_arrow(self, table: str, rows: pa.Table) -> None:
         """Upsert an Arrow table as it is (no redaction: callers redact first)."""

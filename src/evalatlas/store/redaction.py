@@ -4,19 +4,18 @@ The rules live in :mod:`evalatlas.records.redact` (the one redaction function); 
 module only applies them to store rows, in three places:
 
 - :func:`redact_rows`: rows written through :meth:`StoreConnection.write_batch` (exact-path ingest,
-  judge, runner), in Python, cell by cell; for the columnar batch of adapters'
-  episodes, only the rows :func:`row_gate` flags in DuckDB;
-- :func:`row_gate` and :func:`redact_flagged`: rows the DuckDB-native fast path stages by
-  SQL, before they are inserted: one scan per row flags those that may hold a
-  credential, and only those are redacted in place (:func:`redact_batch_in_place` does
-  the same to rows already written);
+  judge, runner), in Python, cell by cell;
+- :func:`redact_arrow`: Arrow tables of rows (the columnar batch of adapters' episodes,
+  the fast JSONL path's staged chunks): :func:`arrow_row_gate` flags the rows that may
+  hold a credential, in Arrow's RE2, and only those go through :func:`redact_rows`
+  (:func:`redact_batch_in_place` does the same, in SQL, to rows already written);
 - :func:`redacted_select` (built on :func:`redacted_columns`): ``export parquet`` (and any
   other SQL-side export), so a store written before a rule existed is still exported
   clean.
 
 The SQL forms cost one RE2 scan (:data:`~evalatlas.records.redact.PREFILTER`, a necessary
-condition for any change) per text cell, or per row for the gate; only matching cells
-call back into Python.
+condition for any change) per text cell, the Arrow gate one per distinct value of a
+column; only matching cells call back into Python.
 Key columns (experiment/trajectory ids, benchmark) and ``source_file`` are identifiers,
 not content, and are left as they are: redacting them could merge distinct rows.
 """
@@ -74,7 +73,7 @@ def redact_rows(table: str, columns: Sequence[str], types: dict[str, str],
                 rows: list[tuple], *, flagged: bool = False) -> list[tuple]:
     """``rows`` of ``table`` (cells in ``columns`` order) with every text cell redacted.
 
-    ``flagged``: the rows are ones :func:`row_gate` flagged (it matched the prefilter on
+    ``flagged``: the rows are ones :func:`arrow_row_gate` flagged (it matched the prefilter on
     each already, in RE2): the row's own pre-check, a Python ``re`` scan of all its text
     (~0.1 ms for a Terminal-Bench trial whose task names passwords), is skipped, and
     each text's redaction is remembered for this call (a task's description repeats in
@@ -127,8 +126,7 @@ def redaction_functions(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """The redaction UDFs registered on ``con`` for the duration of the block (removed
     after, else DuckDB's bindings report leaked objects at exit). Reentrant: when they
     are registered already (functions are the database's, whichever cursor registered
-    them: the fast JSONL path holds them while its exact-path chunks write batches),
-    the block uses them and leaves them to their owner."""
+    them), the block uses them and leaves them to their owner."""
     if literals.execute(con, "SELECT count(*) FROM duckdb_functions() WHERE function_name = ?",
                         [_UDF_TEXT]).fetchall()[0][0]:
         yield
@@ -149,12 +147,13 @@ def redaction_functions(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 _ESCAPE = r"\\u"
-"""RE2 for a ``\\u`` escape in JSON text (it may spell any letter, see :func:`row_gate`)."""
+"""RE2 for a ``\\u`` escape in JSON text (it may spell any letter, so a key it hides is
+not seen by :data:`PREFILTER`)."""
 
 
-def _sql_pattern(*also: str) -> str:
-    """:data:`PREFILTER` as a SQL string literal, with ``also`` as further alternatives."""
-    return "'" + "|".join([f"(?:{PREFILTER})", *also]).replace("'", "''") + "'"
+def _sql_pattern() -> str:
+    """:data:`PREFILTER` as a SQL string literal."""
+    return "'" + f"(?:{PREFILTER})".replace("'", "''") + "'"
 
 
 def _match_and_fix(col: str, kind: str) -> tuple[str, str]:
@@ -211,81 +210,50 @@ def redacted_columns(table: str, types: dict[str, str]) -> list[str]:
     return [f'{cases[col]} AS "{col}"' if col in cases else f'"{col}"' for col in types]
 
 
-def redact_flagged(con: duckdb.DuckDBPyConnection, staged: str, types: dict[str, str],
-                   flag: str, table: str = "episodes") -> None:
-    """Redact, in place, the text cells of the rows of ``staged`` (rows of ``table`` with
-    columns ``types``) whose boolean column ``flag`` (:func:`row_gate`) is true. Why
-    after staging: most rows hold no credential-like text, and rewriting every cell of
-    every row through a CASE cost ~15% of the fast path's read. Use inside
-    :func:`redaction_functions`."""
-    sets = ", ".join(f'"{col}" = {case}' for col, case in _redacting(table, types).items())
-    con.execute(f"UPDATE {staged} SET {sets} WHERE {flag}")
-
-
 def gated_columns(table: str, types: dict[str, str]) -> dict[str, str]:
-    """The columns of ``types`` (name -> DuckDB type) whose cells :func:`row_gate` joins
-    and :func:`redact_rows` redacts: text columns that hold content (not keys, not
+    """The columns of ``types`` (name -> DuckDB type) whose cells :func:`arrow_row_gate`
+    scans and :func:`redact_rows` redacts: text columns that hold content (not keys, not
     ``source_file``)."""
     skip = _skipped(table)
     return {c: t for c, t in types.items() if t in _TEXT_TYPES and c not in skip}
 
 
-def row_gate(table: str, types: dict[str, str]) -> str:
-    """SQL: true when some text cell of the row may need redaction (one scan of the
-    row's cells joined by a control character, instead of one per cell: measured ~0.06
-    of ~0.1 s per 32 MB chunk went to the per-cell scans).
-
-    It never misses a cell :func:`redacted_columns` would change: each cell is a
-    substring of the joined text, and where :data:`PREFILTER` anchors to a cell's start
-    or end (``^``, ``$``), the separator matches the alternative (``[^a-z0-9]``,
-    ``[^s]``). A ``\\u`` escape in a JSON cell (which the per-cell form also flags) is an
-    alternative of the same scan; in a plain text cell it only flags one row more."""
-    texts = []
-    for col, kind in gated_columns(table, types).items():
-        if kind == "VARCHAR[]":
-            texts.append(f'array_to_string("{col}", chr(10))')
-        elif kind == "JSON":
-            texts.append(f'CAST("{col}" AS VARCHAR)')
-        else:
-            texts.append(f'"{col}"')
-    joined = f"concat_ws(chr(31), {', '.join(texts)})"
-    return f"regexp_matches({joined}, {_sql_pattern(_ESCAPE)})"
-
-
 GATE_PATTERN = "|".join([f"(?:{PREFILTER})", _ESCAPE])
-"""RE2 of :func:`row_gate` (:data:`PREFILTER` or a ``\\u`` escape), unquoted, for Arrow."""
+"""RE2 of the row gate (:func:`arrow_row_gate`): :data:`PREFILTER` or a ``\\u`` escape."""
 
 
 def arrow_row_gate(rows: pa.Table, columns: dict[str, str]) -> np.ndarray:
     """Boolean per row of ``rows``: true when some cell of ``columns`` (name -> DuckDB
     type, the gated columns of :func:`gated_columns` that hold a value) matches
-    :data:`GATE_PATTERN`, in Arrow's RE2 (the columnar path's gate).
+    :data:`GATE_PATTERN`, in Arrow's RE2 (the gate of :func:`redact_arrow`).
 
     Each column's distinct values are scanned once (a SWE-bench batch's ``status``,
     ``extra`` or ``outcome_source`` is one value in 10,000 rows; its ``task_id`` 500),
-    and a list column's items one by one. Why not :func:`row_gate` in DuckDB: its
-    registration, the join of every row's cells and the scan of the joined text cost
-    ~7 ms of CPU for 10,000 SWE-bench episodes, ~9 for the 4,000 of an Inspect log and
-    ~17 for 4,000 Terminal-Bench trials (one thread); this ~1.0, ~4.2 and ~6.0 (same
-    batches, same flags). It flags every row the
-    redaction could change: a cell the redaction changes matches the pattern by itself
-    (each cell's redaction, :func:`redact_rows`, starts with this prefilter on that cell;
-    a list's on each item). The joined form of :func:`row_gate` can also flag a row for
-    a match across two cells, which the redaction then leaves as it is."""
+    and a list column's distinct items (a fast JSONL chunk's ``tool_names`` holds
+    ~307k items, a handful of them distinct: scanning each item was most of the gate's
+    ~25 ms a 61,440-line chunk). Why not a gate in DuckDB (the joined cells of each row
+    matched by ``regexp_matches``, until arrow7): its registration, the join of every
+    row's cells and the scan of the joined text cost ~7 ms of CPU for 10,000 SWE-bench
+    episodes, ~9 for the 4,000 of an Inspect log and ~17 for 4,000 Terminal-Bench
+    trials (one thread); this ~1.0, ~4.2 and ~6.0 (same batches, same flags). It flags
+    every row the redaction could change: a cell the redaction changes matches the
+    pattern by itself (each cell's redaction, :func:`redact_rows`, starts with this
+    prefilter on that cell; a list's on each item)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     flags = np.zeros(rows.num_rows, dtype=bool)
-    # every column's distinct values (a list's items) in one array, scanned by one
-    # call: each call compiles the pattern again (~0.15 ms a column)
-    parts: list[tuple[Any, Any, bool]] = []  # (cells, values, a list column)
+    # every column's distinct values (a list's distinct items) in one array, scanned by
+    # one call: each call compiles the pattern again (~0.15 ms a column)
+    parts: list[tuple[Any, Any, Any]] = []  # (cells, distinct values, a list's items)
     for col, kind in columns.items():
         cells = rows.column(col)
         if kind == "VARCHAR[]":  # one chunk: a chunked array's parent indices are per chunk
             cells = cells.combine_chunks()
-            parts.append((cells, pc.list_flatten(cells), True))
+            items = pc.list_flatten(cells)
+            parts.append((cells, pc.unique(items), items))
         else:
-            parts.append((cells, pc.unique(cells), False))
+            parts.append((cells, pc.unique(cells), None))
     if not parts:
         return flags
     hits = pc.match_substring_regex(
@@ -293,18 +261,56 @@ def arrow_row_gate(rows: pa.Table, columns: dict[str, str]) -> np.ndarray:
     if not pc.any(hits).as_py():
         return flags
     start = 0
-    for cells, values, is_list in parts:
+    for cells, values, items in parts:
         hit = hits.slice(start, len(values))
         start += len(values)
         if not pc.any(hit).as_py():
             continue
-        if is_list:
-            at = pc.list_parent_indices(cells).filter(hit)
+        if items is not None:  # the rows holding an item that matched
+            at = pc.list_parent_indices(cells).filter(
+                pc.is_in(items, value_set=values.filter(hit)))
             flags[np.asarray(at, dtype=np.int64)] = True
         else:
             flags |= np.asarray(pc.fill_null(
                 pc.is_in(cells, value_set=values.filter(hit)), False), dtype=bool)
     return flags
+
+
+def redact_arrow(table: str, rows: pa.Table, types: dict[str, str]) -> pa.Table:
+    """``rows`` (an Arrow table holding columns of ``table``, with ``types``: name ->
+    DuckDB type, and maybe others, which are left as they are) with every text cell
+    redacted, in the same row order: :func:`arrow_row_gate` over the gated columns
+    that hold a value finds the rows that may hold a credential, and only those go
+    through the exact path's :func:`redact_rows` (memoised for the call: a
+    Terminal-Bench task's description, which names passwords, repeats in all its
+    trials). ``rows`` itself when nothing is flagged (the common case).
+
+    The columnar path (:meth:`~evalatlas.store.db.StoreConnection.insert_table`) and
+    the fast JSONL path (:mod:`evalatlas.store.fast_jsonl.prepare`) both redact so. Why
+    not in DuckDB (the fast path staged a chunk in a table and UPDATEd its flagged rows
+    through UDFs until arrow7): the staging table cost more than the rows it spared
+    (see :mod:`evalatlas.store.fast_jsonl.prepare`), and for a columnar batch of a few
+    thousand rows the UDFs' registration and per-row callbacks cost more than the
+    redaction itself."""
+    import pyarrow as pa
+
+    gated = {c: t for c, t in gated_columns(table, types).items()
+             if c in rows.column_names and rows.column(c).null_count < rows.num_rows}
+    flags = arrow_row_gate(rows, gated)
+    if not flags.any():
+        return rows
+    flagged = rows.filter(pa.array(flags))
+    columns = list(gated)
+    cells = list(zip(*(flagged.column(c).to_pylist() for c in columns), strict=True))
+    red = redact_rows(table, columns, types, cells, flagged=True)
+    for col, values in zip(columns, zip(*red, strict=True), strict=True):
+        at = flagged.schema.get_field_index(col)
+        field = flagged.schema.field(at)
+        flagged = flagged.set_column(at, field, pa.array(list(values), type=field.type))
+    # the unflagged rows, then the redacted ones, put back in the rows' order
+    order = np.concatenate([np.flatnonzero(~flags), np.flatnonzero(flags)])
+    both = pa.concat_tables([rows.filter(pa.array(~flags)), flagged])
+    return both.take(pa.array(np.argsort(order)))
 
 
 def redacted_select(con: duckdb.DuckDBPyConnection, table: str) -> str:

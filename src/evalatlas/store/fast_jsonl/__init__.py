@@ -14,17 +14,18 @@ Per chunk (at most 64 MB of whole lines, see :mod:`evalatlas.adapters.jsonl_stre
    chunk it does not vouch for, by the DuckDB shape pass (:mod:`.shapes`), which names
    the offending field and picks out experiment records and measurements;
 2. **one query** (at the same time as step 1, on another thread) reads the chunk with
-   DuckDB's typed ``read_json`` straight into episodes rows with per row the first
-   problem that needs the exact path, and redacts the few rows that may hold a
-   credential (:mod:`.prepare`, SQL from :mod:`.sql`);
-3. **commit** groups of chunks that fill whole DuckDB row groups, one transaction each
-   (:mod:`.commit`; a mixed file's group may end inside a chunk, its experiment records
-   being written meanwhile as their own batches).
+   DuckDB's typed ``read_json`` straight into episodes rows in an Arrow table, with per
+   row the first problem that needs the exact path; the few rows that may hold a
+   credential are redacted in Arrow (:mod:`.prepare`, SQL from :mod:`.sql`);
+3. **commit** groups of chunks that fill whole DuckDB row groups, one transaction each,
+   from the chunks' Arrow tables registered on the store connection (:mod:`.commit`; a
+   mixed file's group may end inside a chunk, its experiment records being written
+   meanwhile as their own batches).
 
 What is accepted is generated from the record contract (:mod:`.contract`, from
 :mod:`evalatlas.records.spec`). Steps 1-2 run in preparing threads, two chunks at a time,
 while the caller commits the chunk before (:mod:`.pipeline`); chunks are staged in
-temporary files and an in-memory database (:mod:`.staging`); :class:`FastJsonl`
+temporary files and Arrow tables (:mod:`.staging`); :class:`FastJsonl`
 (:mod:`.run`) holds one input's state. Memory is bounded by the chunk, not the file.
 
 Known differences, in the text of JSON columns only (the values are equal, which the

@@ -12,6 +12,12 @@ group a few rows short, it ends inside the next chunk (:meth:`Committer.group_re
 :meth:`Committer.flush`). If writing a group fails, it is rolled back and its chunks
 (the rest of one that began in the group before) take the exact path.
 
+A chunk's staged rows are an Arrow table (:attr:`~.state.Prepared.rows`, in line
+order): the rows a group writes of it (a slice) are registered on the store connection
+inside the group's transaction, with their ``llm_model`` set in Arrow from the stored
+experiments (:func:`_with_model`), and unregistered when it ends; the insert and
+``_fast_seen`` read them in place. :meth:`Committer.discard` drops the table.
+
 ``_fast_seen`` holds a hash and line per episode key already taken by this file (the
 exact path names the earlier line from it); the same hashes in sorted numpy blocks
 (:mod:`.seen`) give the fast duplicate check of each chunk in O(chunk log n), where a
@@ -21,6 +27,7 @@ join against ``_fast_seen`` cost O(n) per chunk. Neither keeps every key in Pyth
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
@@ -35,6 +42,9 @@ from evalatlas.store.db import StoreConnection
 from evalatlas.store.fast_jsonl.seen import SeenHashes
 from evalatlas.store.fast_jsonl.sql import key_hash, sql_str
 from evalatlas.store.fast_jsonl.state import Group, GroupLost, NotClean, Prepared
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class Committer:
@@ -56,9 +66,13 @@ class Committer:
         anything else writes episodes of this input. Raise NotClean (the group
         unchanged) when a key was already used by an earlier chunk.
 
-        Why the write waits for the group's last chunk: a transaction sees only the
-        tables committed before it began, and the preparing threads create each chunk's
-        table while the one before is being written.
+        Why the write waits for the group's last chunk: the caller writes other batches
+        on the same connection while the group is open (below; and the exact path's
+        chunks), which a transaction open across them would take in. (Until arrow7 the
+        staged chunks were tables of an in-memory database, which a transaction sees only
+        when committed before it began; a chunk's Arrow table is registered on the
+        committing connection inside the group's transaction, so that constraint is
+        gone.)
 
         Experiment records and measurements of the group's chunks may be written (as
         their own batches) while it is open: the group's episodes are not stored yet,
@@ -68,7 +82,7 @@ class Committer:
         experiments stored by then. So a mixed file's groups still fill whole row
         groups (before, each such record flushed the open group: its half row group
         went through the WAL and was compressed again at the next checkpoint)."""
-        assert prep.table is not None and prep.hashes is not None
+        assert prep.rows is not None and prep.hashes is not None
         group = self.group
         dup = self.seen.count(prep.hashes)  # this input's keys so far, the open group's too
         if dup:
@@ -111,16 +125,21 @@ class Committer:
         :func:`evalatlas.store.rows.declared_reward_range`). Why: the staging checks
         rewards against [0, 1] only, and the exact path quarantines a reward outside its
         experiment's declared range, so a narrower one must send the chunk there."""
-        if not ranges or prep.table is None:
+        if not ranges or prep.rows is None:
             return 0
-        return int(self.con.execute(
-            f"SELECT count(*) FROM {prep.table} s JOIN (SELECT unnest(?::VARCHAR[]) AS "
-            "experiment_id, unnest(?::DOUBLE[]) AS lo, unnest(?::DOUBLE[]) AS hi) r "
-            "USING (experiment_id) WHERE s.reward < r.lo OR s.reward > r.hi",
-            [list(ranges), [lo for lo, _ in ranges.values()],
-             [hi for _, hi in ranges.values()]]).fetchall()[0][0])
+        name = f"_fast_range_{prep.chunk.first_line}"
+        self.con.register(name, prep.rows)
+        try:
+            return int(self.con.execute(
+                f"SELECT count(*) FROM {name} s JOIN (SELECT unnest(?::VARCHAR[]) AS "
+                "experiment_id, unnest(?::DOUBLE[]) AS lo, unnest(?::DOUBLE[]) AS hi) r "
+                "USING (experiment_id) WHERE s.reward < r.lo OR s.reward > r.hi",
+                [list(ranges), [lo for lo, _ in ranges.values()],
+                 [hi for _, hi in ranges.values()]]).fetchall()[0][0])
+        finally:
+            self.con.unregister(name)
 
-    def _any_stored(self, rows: str | None) -> bool:
+    def _any_stored(self, rows: str) -> bool:
         """Whether any of ``rows``' keys is stored already. On a lake, a DELETE only when
         one is: DuckLake's DELETE over a lake that four writers filled with 1M-episode
         files crashed the process (segfault inside ``ducklake.duckdb_extension``, duckdb
@@ -151,37 +170,23 @@ class Committer:
         take = group.n
         if whole and take > jsonl_stream.ROW_GROUP_LINES:
             take -= take % jsonl_stream.ROW_GROUP_LINES
-        plan: list[tuple[Prepared, int, int | None]] = []  # (chunk, rows, last line)
+        plan: list[tuple[Prepared, int, pa.Table]] = []  # (chunk, rows, those rows)
+        left = take
+        for prep in group.preps:
+            if left == 0:
+                break
+            k = min(prep.left, left)
+            plan.append((prep, k, _part(prep, k)))
+            left -= k
+        names: list[str] = []
         try:
             con.execute("BEGIN TRANSACTION")
-            left = take
-            for prep in group.preps:
-                if left == 0:
-                    break
-                k, cut = min(prep.left, left), None
-                where = f"s._line > {int(prep.after)}"
-                if k < prep.left:  # the group's last chunk, in part: its first k rows
-                    cut = con.execute(
-                        f"SELECT max(_line) FROM (SELECT _line FROM {prep.table} s "
-                        f"WHERE {where} ORDER BY _line LIMIT {int(k)})").fetchall()[0][0]
-                    where += f" AND s._line <= {int(cut)}"
-                rows = f"(SELECT * FROM {prep.table} s WHERE {where})"
-                if self._replaces and self._any_stored(rows):
-                    con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
-                                f"(SELECT (experiment_id, trajectory_id) FROM {rows})")
-                con.execute(f"""INSERT INTO episodes BY NAME
-                    SELECT s.* EXCLUDE (_line, _problem, _maybe_secret, _h),
-                      coalesce(s.usage_model, x.llm_model) AS llm_model,
-                      {sql_str(self.source)} AS source_file,
-                      {int(batch_id)} AS ingest_batch
-                    FROM {prep.table} s
-                    LEFT JOIN (SELECT experiment_id, llm_model FROM experiments) x
-                      USING (experiment_id)
-                    WHERE {where}""")
-                con.execute(f"INSERT INTO _fast_seen SELECT _h, _line FROM {rows}")
-                plan.append((prep, k, cut))
-                left -= k
-            if group.unpriced:  # the insert's join already set each row's model
+            models = self._models([part for _, _, part in plan])
+            for prep, _, part in plan:
+                names.append(f"_fast_rows_{prep.chunk.first_line}")
+                con.register(names[-1], _with_model(part, models))
+                self._insert(names[-1], batch_id)
+            if group.unpriced:  # the models are set already
                 complete_batch(self.store, batch_id, [], self.pricing)
             literals.execute(
                 con, "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
@@ -194,12 +199,16 @@ class Committer:
         except BaseException as exc:  # interrupted: rolled back, as a kill would leave it
             self._lose(exc)
             raise
+        finally:
+            for name in names:  # after the transaction (ended or rolled back)
+                with contextlib.suppress(duckdb.Error):
+                    con.unregister(name)
         done = Group(batch_id, n=take)
-        for prep, k, cut in plan:
+        for prep, k, part in plan:
             prep.left -= k
-            if cut is not None:
-                prep.after = cut
-            if prep.left == 0:
+            if prep.left:  # the rows up to the part's last line are written
+                prep.after = int(part.column("_line")[-1].as_py())
+            else:
                 done.preps.append(prep)
                 self.discard(prep)
         rest = [p for p in group.preps if p.left]
@@ -207,6 +216,29 @@ class Committer:
             preps=rest, n=sum(p.left for p in rest), size=sum(p.chunk.size for p in rest),
             unpriced=any(p.unpriced for p in rest))
         return done
+
+    def _models(self, parts: list[pa.Table]) -> dict[str, str]:
+        """The stored model of each experiment of ``parts`` that has one."""
+        import pyarrow.compute as pc
+
+        ids = {i for p in parts for i in pc.unique(p.column("experiment_id")).to_pylist()
+               if i is not None}
+        return dict(self.con.execute(
+            "SELECT experiment_id, llm_model FROM experiments WHERE llm_model IS NOT NULL "
+            "AND list_contains(?::VARCHAR[], experiment_id)", [sorted(ids)]).fetchall())
+
+    def _insert(self, staged: str, batch_id: int) -> None:
+        """Insert the rows registered as ``staged`` as batch ``batch_id`` (replacing
+        stored ones of the same keys), and their keys into ``_fast_seen``."""
+        con = self.con
+        if self._replaces and self._any_stored(staged):
+            con.execute("DELETE FROM episodes WHERE (experiment_id, trajectory_id) IN "
+                        f"(SELECT (experiment_id, trajectory_id) FROM {staged})")
+        con.execute(f"""INSERT INTO episodes BY NAME
+            SELECT s.* EXCLUDE (_line, _problem, _h),
+              {sql_str(self.source)} AS source_file, {int(batch_id)} AS ingest_batch
+            FROM {staged} s""")
+        con.execute(f"INSERT INTO _fast_seen SELECT _h, _line FROM {staged}")
 
     def _lose(self, exc: BaseException) -> GroupLost:
         group = self.group
@@ -224,9 +256,7 @@ class Committer:
 
     def discard(self, prep: Prepared) -> None:
         """Drop the chunk's staged rows (committed, or going through the exact path)."""
-        if prep.table is not None:
-            self.con.execute(f"DROP TABLE IF EXISTS {prep.table}")
-            prep.table = None
+        prep.rows = None
 
     def earlier_lines(self, keys: list[tuple[str, str, int]]) -> dict[tuple[str, str], int]:
         """For keys of an exact-path chunk: the first line of those an earlier chunk of
@@ -268,3 +298,41 @@ class Committer:
         finally:
             self.con.unregister("_fast_keys")
         self.seen.add(np.asarray(hashes, dtype=np.uint64))
+
+
+def _part(prep: Prepared, k: int) -> pa.Table:
+    """The next ``k`` staged rows of ``prep``, after those written before (its rows are
+    in line order): a slice of its table.
+
+    Why a slice, not a ``WHERE _line`` over the whole registered table, as over the
+    staged tables before arrow7: DuckDB pushes such a filter down into the scan of the
+    registered Arrow table (a pyarrow dataset scan), which materialises the rows that
+    pass: the insert of a chunk cost 88-111 ms instead of ~70, the ``_fast_seen``
+    insert 17-22 instead of 2 (a row group of the mixed file or of the episodes only,
+    medians of 8, ``/work/scale/arrow7/micro/pmy.py``); a slice is read in place."""
+    assert prep.rows is not None
+    start = prep.rows.num_rows - prep.left
+    return prep.rows if not start and k == prep.left else prep.rows.slice(start, k)
+
+
+def _with_model(part: pa.Table, models: dict[str, str]) -> pa.Table:
+    """``part`` with its ``llm_model`` column: the episode's own (``usage_model``), else
+    its experiment's stored model (``models``), as the exact path sets it.
+
+    Why not a ``LEFT JOIN experiments`` in the insert, as from the staged tables before
+    arrow7: with experiments stored (a mixed file), DuckDB builds the join's hash table
+    over the registered Arrow table (``EXPLAIN ANALYZE``: the Arrow scan on the build
+    side), not over ``experiments``: the insert of a chunk cost 124-143 ms instead of
+    83-91 from an in-memory table of the same rows (61,440 episodes, 50 experiments,
+    ``/work/scale/arrow7/micro/m6.py``); this lookup costs ~1.6 ms a chunk and the
+    models' query (:meth:`Committer._models`) ~1 ms a group (m7.py)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    own = part.column("usage_model")
+    if not models:
+        return part.append_column("llm_model", own)
+    at = pc.index_in(part.column("experiment_id"),
+                     value_set=pa.array(list(models), type=pa.string()))
+    stored = pc.take(pa.array(list(models.values()), type=pa.string()), at)
+    return part.append_column("llm_model", pc.coalesce(own, stored))

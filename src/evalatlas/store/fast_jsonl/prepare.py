@@ -2,17 +2,32 @@
 
 1. **Keys and JSON types**, by msgspec (:mod:`.checker`) on the shape thread, while
 2. **one query** reads the chunk with DuckDB's typed ``read_json`` straight into
-   episodes rows (:func:`.sql.select_rows`) in an in-memory table (:data:`.staging.SCRATCH`),
-   with per row the first problem that needs the exact path and whether any text cell
-   may hold a credential (:func:`evalatlas.store.redaction.row_gate`); one aggregate
-   then gives the verdict (no problem, no duplicate key in the chunk) and the few
-   flagged rows are redacted in place (:func:`evalatlas.store.redaction.redact_flagged`).
+   episodes rows (:func:`.sql.select_rows`), with per row the first problem that needs
+   the exact path and the key's hash, fetched as an Arrow table
+   (:attr:`~.state.Prepared.rows`); the verdict (no problem, no duplicate key in the
+   chunk) is taken in Arrow, and the few rows that may hold a credential are redacted
+   (:func:`evalatlas.store.redaction.redact_arrow`: a gate over each column's distinct
+   values, then the exact path's redaction of the flagged rows).
 
-msgspec picks out experiment records and measurements mixed in (their rows are
-deleted from the staged table; the exact path reads them). A chunk msgspec does not
-vouch for (a wrong type, a blank line, no msgspec) is staged again the slow way: the
-shape pass (:mod:`.shapes`) beside a typed read that checks each scalar's JSON type
-from its text.
+Why Arrow, not a table of an in-memory database attached to the store's instance (until
+arrow7): the table's ``CREATE TABLE AS`` with the gate in SQL (every row's cells joined
+and scanned by RE2), the aggregate over it and an ``UPDATE`` through UDFs for the
+flagged rows cost more than the same read fetched to Arrow with the gate over distinct
+values. Per 61,440-line chunk, CPU, medians of 8 (``/work/scale/arrow7/micro/pm.py``
+and ``pmy.py``, load 1-4): ``prepare`` 401-437 -> 338-341 ms; the query alone ~192 ms,
+the gate 11 (21 scanning every ``tool_names`` item), the verdict in Arrow 4 (one DuckDB
+aggregate over the registered table: 7). The whole ingest of 1M episodes: 12.4-12.7
+-> 11.1-11.8 CPU s (the mixed file 13.6-14.2 -> 12.3-12.5). The query is run as a
+relation (``cursor.sql``), whose result DuckDB collects straight into Arrow: through
+``execute`` it was first materialised in DuckDB's own format, and the process's peak
+RSS at 1M episodes was ~1,160 MB instead of ~1,005 (the first arrow7 commit; ~935
+before arrow7).
+
+msgspec picks out experiment records and measurements mixed in (their rows are left
+out of the staged table; the exact path reads them). A chunk msgspec does not vouch
+for (a wrong type, a blank line, no msgspec) is staged again the slow way: the shape
+pass (:mod:`.shapes`) beside a typed read that checks each scalar's JSON type from its
+text, into the same Arrow table.
 """
 
 from __future__ import annotations
@@ -23,6 +38,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
@@ -33,9 +49,12 @@ from evalatlas.adapters.jsonl_stream import Chunk
 from evalatlas.safe_write import reason
 from evalatlas.store.fast_jsonl.checker import vouch
 from evalatlas.store.fast_jsonl.shapes import Shapes, check_shapes
-from evalatlas.store.fast_jsonl.staging import SCRATCH, scratch_instance
+from evalatlas.store.fast_jsonl.staging import scratch_instance
 from evalatlas.store.fast_jsonl.state import NotClean, Prepared
-from evalatlas.store.redaction import redact_flagged, row_gate
+from evalatlas.store.redaction import redact_arrow
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class Preparer:
@@ -82,7 +101,7 @@ class Preparer:
             return Prepared(chunk, reason=f"cannot stage the chunk in {self.tmpdir}: "
                             f"{reason(exc)}")
         try:
-            return self._prepare(chunk, sql.sql_str(tmp), seq)
+            return self._prepare(chunk, sql.sql_str(tmp))
         except NotClean as exc:
             return Prepared(chunk, reason=str(exc))
         finally:
@@ -110,19 +129,18 @@ class Preparer:
             return None
         return self._shape_thread.submit(run).result()
 
-    def _prepare(self, chunk: Chunk, src: str, seq: int) -> Prepared:
+    def _prepare(self, chunk: Chunk, src: str) -> Prepared:
         # msgspec checks keys and JSON types (shape thread, holding the GIL) while DuckDB
-        # reads the chunk straight into episodes rows (this thread, without it): one
-        # query reads, converts, flags problems and redacts, so the chunk is materialised
-        # once. A chunk msgspec does not vouch for is read again the slow, checked way.
+        # reads the chunk straight into episodes rows in Arrow (this thread, without
+        # it): one query reads, converts and flags problems, so the chunk is
+        # materialised once. A chunk msgspec does not vouch for is read again the slow,
+        # checked way.
         validating = self._shape_thread.submit(self._clean, chunk)
-        rows = f"{SCRATCH}.rows_{seq}"
-        cur = self.cur
         other_lines: list[int] = []
         try:
-            read_error: duckdb.Error | None = None
-            try:
-                self._stage(rows, f"""(
+            rows: pa.Table | None = None
+            with contextlib.suppress(duckdb.Error):  # then the checked read below decides
+                rows = self._stage(f"""(
                     SELECT * EXCLUDE (ordinality),
                       ordinality + {chunk.first_line - 1} AS _line,
                       true AS _types_ok, false AS _bad_list, false AS _bad_scores,
@@ -130,55 +148,50 @@ class Preparer:
                     FROM read_json({src}, format='newline_delimited',
                                    columns={sql.PLAIN_COLUMNS},
                                    maximum_object_size={self.max_object}) WITH ORDINALITY)""")
-            except duckdb.Error as exc:
-                read_error = exc
             vouched = validating.result()
-            if vouched is None or read_error is not None:
-                cur.execute(f"DROP TABLE IF EXISTS {rows}")
-                other_lines = self._stage_checked(chunk, src, rows)
+            if vouched is None or rows is None:
+                rows = None  # freed before the second read
+                rows, other_lines = self._stage_checked(chunk, src)
             elif vouched:  # experiment records or measurements: the exact path's
                 other_lines = vouched
-                lines = ", ".join(str(chunk.first_line - 1 + i) for i in vouched)
-                cur.execute(f"DELETE FROM {rows} WHERE _line IN ({lines})")
+                rows = _without_lines(rows, chunk, vouched)
+            rows = _in_line_order(rows)
             n, unpriced = self._check(rows, src)
-            hashes = cur.execute(f"SELECT _h FROM {rows}").fetchnumpy()["_h"]
+            # redact the few rows that may hold a credential
+            rows = redact_arrow("episodes", rows, self._row_types)
         except duckdb.Error as exc:
-            cur.execute(f"DROP TABLE IF EXISTS {rows}")
             raise NotClean(f"DuckDB could not read it as clean records: {exc}") from exc
-        except BaseException:
-            cur.execute(f"DROP TABLE IF EXISTS {rows}")
-            raise
         finally:
             validating.exception()
-        return Prepared(chunk, table=rows, other_lines=other_lines, n=n, unpriced=unpriced,
-                        hashes=np.asarray(hashes, dtype=np.uint64))
+        return Prepared(chunk, rows=rows, other_lines=other_lines, n=n, unpriced=unpriced,
+                        hashes=np.asarray(rows.column("_h"), dtype=np.uint64))
 
-    def _stage(self, rows: str, source: str) -> None:
-        """Create ``rows``: the episodes rows of the typed read ``source``, with
-        ``_line``, ``_problem``, ``_maybe_secret`` (see :meth:`_check`) and the key's hash
-        ``_h`` (:func:`~.sql.key_hash`)."""
-        gate = row_gate("episodes", self._row_types)
-        self.cur.execute(f"CREATE TABLE {rows} AS SELECT *, {gate} AS _maybe_secret, "
-                         f"{sql.key_hash()} AS _h FROM ({sql.select_rows(source)})")
+    def _stage(self, source: str) -> pa.Table:
+        """The episodes rows of the typed read ``source``, with ``_line``, ``_problem``
+        and the key's hash ``_h`` (:func:`~.sql.key_hash`), in Arrow."""
+        return self.cur.sql(f"SELECT *, {sql.key_hash()} AS _h "
+                            f"FROM ({sql.select_rows(source)})").to_arrow_table()
 
     def _clean(self, chunk: Chunk) -> list[int] | None:
         """msgspec's verdict (:func:`.checker.vouch`): None, or the chunk's lines that
         are not episodes."""
         return vouch()(chunk.data, chunk.n_lines, chunk.size)
 
-    def _stage_checked(self, chunk: Chunk, src: str, rows: str) -> list[int]:
+    def _stage_checked(self, chunk: Chunk, src: str) -> tuple[pa.Table, list[int]]:
         """The slow way to stage a chunk msgspec did not vouch for: the shape pass
         (names the first offending key or container, picks out experiment records)
         beside a typed read that checks every scalar's JSON type from its text.
-        Returns the lines (1-based in the chunk) that are not episodes."""
+        Returns the staged rows and the lines (1-based in the chunk) that are not
+        episodes (their rows left out)."""
         shaping = self._shape_thread.submit(self._shapes, src)
         try:
             read_error: duckdb.Error | None = None
+            rows: pa.Table | None = None
             try:
                 recast = ", ".join([f"{k}::VARCHAR[] AS {k}" for k in c.STRING_LISTS] + [
                     f"json_transform({k}, '\"MAP(VARCHAR, DOUBLE)\"') AS {k}"
                     for k in c.FINITE_MAPS])
-                self._stage(rows, f"""(
+                rows = self._stage(f"""(
                     SELECT {sql.TYPED},
                       ordinality + {chunk.first_line - 1} AS _line, {recast},
                       {sql.stage_flags(self.max_depth)}
@@ -195,34 +208,64 @@ class Preparer:
                                "(blank lines?)")
             if read_error is not None:
                 raise read_error
+            assert rows is not None
             if shapes.other_lines:
-                lines = ", ".join(str(chunk.first_line - 1 + i) for i in shapes.other_lines)
-                self.cur.execute(f"DELETE FROM {rows} WHERE _line IN ({lines})")
+                rows = _without_lines(rows, chunk, shapes.other_lines)
         finally:
             shaping.exception()  # never leave the shape thread reading a deleted file
-        return shapes.other_lines
+        return rows, shapes.other_lines
 
-    def _check(self, rows: str, src: str) -> tuple[int, bool]:
+    def _check(self, rows: pa.Table, src: str) -> tuple[int, bool]:
         """Step 2's verdict on the staged rows: their number and whether some row has
         tokens but no cost (to price at commit), or NotClean with every reason (and how
-        many rows have it)."""
-        n, dups, problems, secret, unpriced = self.cur.execute(
-            # duplicates by key hash: a (negligible) collision only sends the chunk to
-            # the exact path, which decides
-            f"SELECT count(*), count(*) - count(DISTINCT _h), "
-            f"list(_problem) FILTER (WHERE _problem IS NOT NULL), "
-            f"count(*) FILTER (WHERE _maybe_secret), "
-            f"count(*) FILTER (WHERE cost_usd IS NULL AND (prompt_tokens IS NOT NULL "
-            f"OR completion_tokens IS NOT NULL)) FROM {rows}").fetchall()[0]
-        if not problems and not dups:
-            if secret:  # redact the few rows that may hold a credential, in place
-                redact_flagged(self.cur, rows, self._row_types, "_maybe_secret")
-            return int(n), bool(unpriced)
+        many rows have it). In Arrow: ~4 ms of CPU a 61,440-line chunk, where one DuckDB
+        aggregate over the registered table cost ~7 (arrow7)."""
+        import pyarrow.compute as pc
+
+        n = rows.num_rows
+        # duplicates by key hash: a (negligible) collision only sends the chunk to the
+        # exact path, which decides
+        dups = n - pc.count_distinct(rows.column("_h")).as_py()
+        problems = rows.column("_problem")
+        if problems.null_count == n and not dups:
+            unpriced = pc.any(pc.and_(
+                pc.is_null(rows.column("cost_usd")),
+                pc.or_(pc.is_valid(rows.column("prompt_tokens")),
+                       pc.is_valid(rows.column("completion_tokens"))))).as_py()
+            return n, bool(unpriced)
         counts = {name: 0 for name, _ in sql.PROBLEMS}
-        for name in problems or ():
-            counts[name] += 1
+        for item in pc.value_counts(problems.drop_null()).to_pylist():
+            counts[item["values"]] += item["counts"]
         counts[sql.DUPLICATES] = dups
         bad = [f"{name}: {k}" for name, k in counts.items() if k]
         if counts[sql.WRONG_TYPE]:  # name the first field of the wrong JSON type
             bad[0] = self._diagnose(src) or bad[0]
         raise NotClean("; ".join(bad))
+
+
+def _in_line_order(rows: pa.Table) -> pa.Table:
+    """``rows`` sorted by ``_line`` (the commit writes a chunk in parts by slicing it,
+    see :meth:`~evalatlas.store.fast_jsonl.commit.Committer._part`); DuckDB's read on
+    one thread gives them in order already, so this is a check (~0.1 ms)."""
+    lines = np.asarray(rows.column("_line"))
+    if lines.size < 2 or bool((lines[1:] > lines[:-1]).all()):
+        return rows
+    return rows.sort_by("_line")
+
+
+def _without_lines(rows: pa.Table, chunk: Chunk, lines: list[int]) -> pa.Table:
+    """``rows`` without those of ``lines`` (1-based in ``chunk``), as slices of ``rows``
+    (no copy). Why not ``Table.filter``: it copies the chunk's ~33 MB into new memory,
+    and a mixed file's every chunk has such lines: ~20 ms of CPU a chunk plus ~10k page
+    faults (+170k minor faults, +1 s of system CPU for 1M episodes, arrow7)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    drop = pa.array([chunk.first_line - 1 + i for i in lines], type=pa.int64())
+    at = np.flatnonzero(np.asarray(pc.is_in(rows.column("_line"), value_set=drop)))
+    if at.size == 0:
+        return rows
+    starts = np.concatenate([[0], at + 1])
+    ends = np.concatenate([at, [rows.num_rows]])
+    return pa.concat_tables([rows.slice(int(s), int(e - s))
+                             for s, e in zip(starts, ends, strict=True) if e > s])

@@ -1,16 +1,15 @@
 """The fast path's state for one input file (or stream): set-up, threads, clean-up.
 
 Two kinds of thread: :meth:`FastJsonl.pipeline` prepares chunk k+1 in preparing
-threads (:mod:`.prepare`: msgspec or the shape pass, the typed read, checks and
-redaction on a cursor of the store's instance, into :data:`.staging.SCRATCH`) while the
-caller commits chunk k on the store connection (:mod:`.commit`). DuckDB releases the
+threads (:mod:`.prepare`: msgspec or the shape pass, the typed read on a cursor of the
+store's instance into an Arrow table, checks and redaction) while the caller commits
+chunk k on the store connection (:mod:`.commit`). DuckDB releases the
 GIL, so they overlap on two cores. Commits stay in file order, one transaction per
 group of chunks.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import shutil
@@ -30,17 +29,26 @@ from evalatlas.store.fast_jsonl.commit import Committer
 from evalatlas.store.fast_jsonl.prepare import Preparer
 from evalatlas.store.fast_jsonl.seen import SeenHashes
 from evalatlas.store.fast_jsonl.sql import SET_AT_COMMIT, sql_str
-from evalatlas.store.fast_jsonl.staging import SCRATCH, chunk_dir, scratch_instance
+from evalatlas.store.fast_jsonl.staging import chunk_dir, scratch_instance
 from evalatlas.store.fast_jsonl.state import Group, Prepared
-from evalatlas.store.redaction import column_types, redaction_functions
+from evalatlas.store.redaction import column_types
 
-MEMORY_LIMIT = "512MB"
+MEMORY_LIMIT = "384MB"
 """The store instance's DuckDB memory budget while the fast path runs (unless the user
 set :data:`evalatlas.store.db.ENV_MEMORY`); the scratch instance has 256 MB more.
-512 MB (640 until jsonl5): with 640 the peak RSS of a 10M-episode file on duckdb 1.5.5
-was 1,236 MB (episodes only) and 1,286 MB (a mixed file), over the 1.2 GB bound, while
-the per-key state (``_fast_seen``) grows with the file; with 512, 1,156 MB on the mixed
-file at the same CPU (185 vs 182 s, loaded machine; BENCHMARKS.md, jsonl5)."""
+384 MB since arrow7 (512 from jsonl5, 640 before): with 640 the peak RSS of a
+10M-episode file on duckdb 1.5.5 was 1,236 MB (episodes only) and 1,286 MB (a mixed
+file), over the 1.2 GB bound, while the per-key state (``_fast_seen``) grows with the
+file; with 512, 1,156 MB on the mixed file at the same CPU (185 vs 182 s, loaded
+machine; BENCHMARKS.md, jsonl5) and 1,119 MB episodes only (jsonl6), DuckDB spilling
+at its budget from ~5M episodes on. The staged chunks used to be inside that budget
+(in-memory tables, ~49 MB a chunk) and are Arrow tables outside it since arrow7
+(~33 MB a chunk, up to ~4 at once): during a 3M ingest DuckDB's own memory peaked at
+341 MB instead of 483, the process's memory outside it grew by ~150 MB, peak RSS
+1,118-1,139 vs 1,031-1,039 MB (935-975 vs 925-941 at 1M). So the budget shrinks by
+about what left it (4 x 33 MB), for the peak at 10M, where DuckDB fills its budget,
+to stay near where it was. Below that DuckDB does not reach it: 256, 384 or 512 MB
+gave the same peak RSS and CPU at 1M, 384 or 512 at 3M (arrow7)."""
 
 CHECKPOINT_THRESHOLD = "128MB"
 """DuckDB's WAL size that triggers a checkpoint, while the fast path writes."""
@@ -71,16 +79,16 @@ class FastJsonl(Preparer, Committer):
     def _setup(self) -> None:
         self.scratch = scratch_instance()
         self.group: Group | None = None
-        self.con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {SCRATCH}")
         # Checkpoint every few chunks, not after each: each checkpoint recompresses the
         # last, partly filled row group (measured: ~10% less CPU, lower peak RSS). The
         # WAL still makes every committed chunk durable.
         self._threshold = self.con.execute(
             "SELECT current_setting('checkpoint_threshold')").fetchall()[0][0]
         self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
-        # The store's DuckDB budget shrinks while two chunks are staged and the scratch
-        # instance runs beside it (DuckDB evicts cached blocks or spills beyond it): peak
-        # RSS measured 1.21 GB at 10M episodes with the store's 1 GB.
+        # The store's DuckDB budget shrinks while chunks are staged (in Arrow, outside
+        # it) and the scratch instance runs beside it (DuckDB evicts cached blocks or
+        # spills beyond it): peak RSS measured 1.21 GB at 10M episodes with the store's
+        # 1 GB (see MEMORY_LIMIT).
         self._own_memory_limit = os.environ.get(ENV_MEMORY) is None
         if self._own_memory_limit:
             self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
@@ -92,13 +100,10 @@ class FastJsonl(Preparer, Committer):
         self._replaces = self.store.many_writers or bool(self.con.execute(
             "SELECT EXISTS (SELECT 1 FROM episodes)").fetchall()[0][0])
         # One cursor per preparing thread (a DuckDB connection serves one thread at a
-        # time); closed in close(). The redaction UDFs are the instance's, registered
-        # once through the first cursor.
+        # time); closed in close().
         self._local = threading.local()
-        self._cursors: list[duckdb.DuckDBPyConnection] = [self.con.cursor()]
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._cursor_lock = threading.Lock()
-        self._udfs = contextlib.ExitStack()
-        self._udfs.enter_context(redaction_functions(self._cursors[0]))
         # Each query runs in the thread that issues it: the preparers and the committer
         # already keep both cores busy, and DuckDB's own threads only add scheduling
         # (measured: ~10% more CPU for the same chunks with threads=2).
@@ -124,11 +129,9 @@ class FastJsonl(Preparer, Committer):
                 self.con.execute(f"SET memory_limit = '{DEFAULT_MEMORY_LIMIT}'")
             self.con.execute(f"SET threads = {int(self._threads)}")
             self._shape_thread.shutdown()
-            self._udfs.close()
             for cur in self._cursors:
                 cur.close()
             self.con.execute("DROP TABLE IF EXISTS _fast_seen")
-            self.con.execute(f"DETACH DATABASE IF EXISTS {SCRATCH}")
             self.scratch.close()
         finally:
             shutil.rmtree(self.tmpdir, ignore_errors=True)

@@ -4,10 +4,10 @@
   (``evalatlas-chunk-<pid>-...``) for DuckDB's ``read_json`` and deleted once read; a
   killed ingest cannot clean up, so the next one removes folders whose process is gone
   (:func:`remove_stale_chunk_dirs`);
-- staged rows: each chunk's checked rows live in an in-memory database attached to the
-  store's instance (:data:`SCRATCH`), visible to the preparing cursors and the
-  committing connection, gone with the process (a killed ingest leaves nothing behind
-  in the store file);
+- staged rows: each chunk's checked rows are an Arrow table in this process
+  (:attr:`~evalatlas.store.fast_jsonl.state.Prepared.rows`), registered on the
+  committing connection while its group is written, gone with the process (a killed
+  ingest leaves nothing behind in the store file);
 - the shape pass runs on a private DuckDB instance (:func:`scratch_instance`), which
   deep input can invalidate without harming the store's.
 """
@@ -22,9 +22,6 @@ import tempfile
 import duckdb
 
 from evalatlas.safe_write import process_alive
-
-SCRATCH = "evalatlas_fast"
-"""In-memory database attached to the store's DuckDB instance: staged chunks live there."""
 
 CHUNK_DIR = "evalatlas-chunk-"
 """Prefix of the temporary directory holding the chunk files DuckDB reads, followed by

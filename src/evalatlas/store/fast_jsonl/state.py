@@ -4,10 +4,14 @@ written, and the two ways a chunk leaves the fast path for the exact one."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from evalatlas.adapters.jsonl_stream import Chunk
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class NotClean(Exception):
@@ -31,7 +35,10 @@ class Prepared:
     the cross-chunk duplicate check, :mod:`.seen`)."""
 
     chunk: Chunk
-    table: str | None = None
+    rows: pa.Table | None = None
+    """The staged, checked and redacted episodes rows (without the columns the commit
+    sets), with ``_line``, ``_problem`` and ``_h`` (:func:`~.sql.key_hash`), in line
+    order; None once written or discarded."""
     reason: str | None = None
     other_lines: list[int] = field(default_factory=list)
     n: int = 0
