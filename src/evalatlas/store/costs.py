@@ -20,7 +20,6 @@ from evalatlas.pricing import (
     price_for,
     unpriced_cost,
 )
-from evalatlas.store import literals
 
 
 class BatchTarget(Protocol):
@@ -48,7 +47,7 @@ def complete_batch(store: BatchTarget, batch_id: int, experiment_ids: list[str],
     params: list[object] = [batch_id, experiment_ids]
     if not models_filled:
         _fill_models(store, scope, params)
-    models = [r[0] for r in literals.execute(store.con, f"""
+    models = [r[0] for r in store.con.execute(f"""
         SELECT DISTINCT e.llm_model FROM episodes e WHERE e.cost_usd IS NULL
           AND e.llm_model IS NOT NULL
           AND (e.prompt_tokens IS NOT NULL OR e.completion_tokens IS NOT NULL)
@@ -60,7 +59,7 @@ def complete_batch(store: BatchTarget, batch_id: int, experiment_ids: list[str],
 def _fill_models(store: BatchTarget, scope: str, params: list[object]) -> None:
     """An episode's ``llm_model``: its usage model, else its experiment agent's (the
     rule of :func:`evalatlas.store.rows.agent_models`), for the episodes in ``scope``."""
-    literals.execute(store.con, f"""
+    store.con.execute(f"""
         UPDATE episodes e SET llm_model = x.llm_model FROM experiments x
         WHERE e.experiment_id = x.experiment_id AND e.usage_model IS NULL
           AND x.llm_model IS NOT NULL AND e.llm_model IS DISTINCT FROM x.llm_model
@@ -115,7 +114,7 @@ def _price_model(
     if periods is None:
         cost = unpriced_cost(pricing.unknown_model_cost)  # the one unknown-cost rule
         if cost is not None:
-            literals.execute(store.con, f"""
+            store.con.execute(f"""
                 UPDATE episodes e SET cost_source = ?, cost_usd = ? WHERE {where}""",
                 [UNKNOWN_MODEL_ZERO, cost, model, *params])
         return
@@ -126,7 +125,7 @@ def _price_model(
         coef = [cost_from_price(price, *unit) / 1_000_000 for unit in (
             (1_000_000, 0), (0, 1_000_000), (0, 0, 1_000_000), (0, 0, 0, 1_000_000))]
         label = f"computed: {price.describe()}; "
-        literals.execute(store.con, f"""
+        store.con.execute(f"""
             UPDATE episodes e SET
               cost_source = ? || (SELECT CASE WHEN ts IS NULL
                   THEN 'no timestamp, price of ' || ?

@@ -28,7 +28,6 @@ from evalatlas import interrupts
 from evalatlas.errors import Problem, StoreError
 from evalatlas.pricing import Pricing
 from evalatlas.safe_write import errno_in_text, reason
-from evalatlas.store import literals
 from evalatlas.store.columnar import text_repeats
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.redaction import column_types, redact_arrow, redact_rows
@@ -145,7 +144,7 @@ def use_private_temp_directory(con: Any, path: Path | None = None) -> None:
     DuckDB refuses to move a spill folder in use)."""
     current = con.execute("SELECT current_setting('temp_directory')").fetchone()[0]
     if not current or Path(current).name.endswith(".tmp"):  # DuckDB's default
-        literals.execute(con, "SET temp_directory = ?", [private_temp_directory(path)])
+        con.execute("SET temp_directory = ?", [private_temp_directory(path)])
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -403,8 +402,7 @@ class StoreConnection:
                     # table cost 2.2 ms of CPU, these two 0.9
                     self.con.execute(
                         "DELETE FROM meta WHERE key IN ('schema_version', 'schema_ddl')")
-                    literals.execute(
-                        self.con,
+                    self.con.execute(
                         "INSERT INTO meta VALUES ('schema_version', ?), ('schema_ddl', ?)",
                         [str(SCHEMA_VERSION), schema_fingerprint()])
                     self.con.execute("COMMIT")
@@ -651,9 +649,8 @@ class StoreConnection:
 
     def _insert_small(self, table: str, columns: list[str], rows: list[tuple]) -> None:
         """A few rows upserted by two statements: a DELETE of their keys (passed as
-        lists) and INSERTs of ``SMALL_CHUNK`` rows each, their values written in as
-        literals (:mod:`evalatlas.store.literals`: binding them as parameters imported
-        pandas too). ``rows`` must have unique keys (as :meth:`upsert_from`'s source).
+        lists) and parameterised INSERTs of ``SMALL_CHUNK`` rows each. ``rows`` must
+        have unique keys (as :meth:`upsert_from`'s source).
 
         Why not Arrow: pyarrow's list-to-array conversion imports pandas when it is
         installed (about a second), which ingest of 50 experiment rows should not pay.
@@ -666,14 +663,14 @@ class StoreConnection:
         names = ", ".join(keys)
         lists = ", ".join(f"unnest(?::VARCHAR[]) AS {k}" for k in keys)
         if self._may_hold_rows(table):
-            literals.execute(self.con, f"DELETE FROM {table} WHERE ({names}) IN "
+            self.con.execute(f"DELETE FROM {table} WHERE ({names}) IN "
                              f"(SELECT ({names}) FROM (SELECT {lists}))",
                              [[row[i] for row in rows] for i in at])
         cols = ", ".join(columns)
         one = "(" + ", ".join("?" * len(columns)) + ")"
         for start in range(0, len(rows), SMALL_CHUNK):
             chunk = rows[start:start + SMALL_CHUNK]
-            literals.execute(self.con, f"INSERT INTO {table} ({cols}) VALUES "
+            self.con.execute(f"INSERT INTO {table} ({cols}) VALUES "
                              + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])
 
     def upsert_from(self, table: str, source: str) -> None:
@@ -720,8 +717,7 @@ class StoreConnection:
         the SWE-bench Verified folder)."""
         if not sources or not self._may_hold_rows("quarantine"):
             return
-        literals.execute(
-            self.con,
+        self.con.execute(
             "DELETE FROM quarantine WHERE list_contains(?::VARCHAR[], source_file) "
             "OR list_bool_or(list_transform(?::VARCHAR[], lambda p: starts_with(source_file, p)))",
             [sources, [src.rstrip("/") + "/" for src in sources]])
@@ -786,7 +782,7 @@ class StoreConnection:
                              [[f[0] for f in files]])
         for start in range(0, len(files), SMALL_CHUNK):
             chunk = files[start:start + SMALL_CHUNK]
-            literals.execute(self.con, f"{verb} files VALUES " + ", ".join([one] * len(chunk)),
+            self.con.execute(f"{verb} files VALUES " + ", ".join([one] * len(chunk)),
                              [v for f in chunk for v in f])
 
     def _commit_checkpointed(self, *, fsst: bool = True) -> None:
@@ -873,8 +869,8 @@ class StoreConnection:
             self._insert("quarantine", QUARANTINE_COLUMNS, qrows)
             complete_batch(self, batch_id, [r[0] for r in experiments], pricing or Pricing(),
                            models_filled=models_filled and self._held_no_records())
-            literals.execute(
-                self.con, "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            self.con.execute(
+                "INSERT INTO ingest_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [batch_id, started_at.replace(tzinfo=None), now, len(experiments),
                  len(episodes) if isinstance(episodes, list) else episodes.num_rows,
                  len(measurements), len(qrows), sources],

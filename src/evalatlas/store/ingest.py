@@ -38,7 +38,6 @@ from evalatlas.records.redact import redact_text
 from evalatlas.records.strict import CheckedEpisode, handing_over_rows
 from evalatlas.results import ResultViews
 from evalatlas.safe_write import errno_in_text, reason
-from evalatlas.store import literals
 from evalatlas.store.columnar import arrow_rows, batch_problems, with_agent_models, without_rows
 from evalatlas.store.db import SMALL_BATCH, StoreConnection
 from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, GroupLost, NotClean, Prepared
@@ -503,9 +502,8 @@ class _Run:
         st = path.stat()
         resolved = str(path.resolve())
         pending = self.batch.files.get(resolved)
-        row = pending[1:] if pending is not None else literals.execute(
-            self.store.con, "SELECT size, mtime_ns, sha256 FROM files WHERE path = ?",
-            [resolved]).fetchone()
+        row = pending[1:] if pending is not None else self.store.con.execute(
+            "SELECT size, mtime_ns, sha256 FROM files WHERE path = ?", [resolved]).fetchone()
         if row is None or row[0] != st.st_size:
             return False
         if row[1] == st.st_mtime_ns:

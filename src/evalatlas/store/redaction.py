@@ -33,7 +33,6 @@ import duckdb
 import numpy as np
 
 from evalatlas.records.redact import PREFILTER, might_hold_secret, redact, redact_text
-from evalatlas.store import literals
 from evalatlas.store.schema import KEYS
 
 if TYPE_CHECKING:
@@ -127,8 +126,8 @@ def redaction_functions(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     after, else DuckDB's bindings report leaked objects at exit). Reentrant: when they
     are registered already (functions are the database's, whichever cursor registered
     them), the block uses them and leaves them to their owner."""
-    if literals.execute(con, "SELECT count(*) FROM duckdb_functions() WHERE function_name = ?",
-                        [_UDF_TEXT]).fetchall()[0][0]:
+    if con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = ?",
+                   [_UDF_TEXT]).fetchall()[0][0]:
         yield
         return
     # memoised for the block: a batch repeats its texts (a task's description in every

@@ -36,7 +36,6 @@ from evalatlas import interrupts
 from evalatlas.adapters import jsonl_stream
 from evalatlas.adapters.jsonl_stream import Chunk
 from evalatlas.pricing import Pricing
-from evalatlas.store import literals
 from evalatlas.store.costs import complete_batch
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.fast_jsonl.seen import SeenHashes
@@ -188,8 +187,8 @@ class Committer:
                 self._insert(names[-1], batch_id)
             if group.unpriced:  # the models are set already
                 complete_batch(self.store, batch_id, [], self.pricing)
-            literals.execute(
-                con, "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
+            con.execute(
+                "INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
                 [batch_id, take, [self.source]])
             con.execute("COMMIT")
         except Exception as exc:
