@@ -216,18 +216,15 @@ class Committer:
             unpriced=any(p.unpriced for p in rest))
         return done
 
-    def _models(self, parts: list[pa.Table]) -> pa.Table:
-        """The stored model of each experiment of ``parts`` that has one, as an Arrow
-        table (``experiment_id``, ``llm_model``): read as Arrow, since pyarrow's
-        conversion of Python lists imports pandas (see :mod:`.arrays`)."""
+    def _models(self, parts: list[pa.Table]) -> dict[str, str]:
+        """The stored model of each experiment of ``parts`` that has one."""
         import pyarrow.compute as pc
 
         ids = {i for p in parts for i in pc.unique(p.column("experiment_id")).to_pylist()
                if i is not None}
-        return literals.execute(
-            self.con, "SELECT experiment_id, llm_model FROM experiments WHERE llm_model IS "
-            "NOT NULL AND list_contains(?::VARCHAR[], experiment_id)", [sorted(ids)]
-        ).to_arrow_table()
+        return dict(self.con.execute(
+            "SELECT experiment_id, llm_model FROM experiments WHERE llm_model IS NOT NULL "
+            "AND list_contains(?::VARCHAR[], experiment_id)", [sorted(ids)]).fetchall())
 
     def _insert(self, staged: str, batch_id: int) -> None:
         """Insert the rows registered as ``staged`` as batch ``batch_id`` (replacing
@@ -317,7 +314,7 @@ def _part(prep: Prepared, k: int) -> pa.Table:
     return prep.rows if not start and k == prep.left else prep.rows.slice(start, k)
 
 
-def _with_model(part: pa.Table, models: pa.Table) -> pa.Table:
+def _with_model(part: pa.Table, models: dict[str, str]) -> pa.Table:
     """``part`` with its ``llm_model`` column: the episode's own (``usage_model``), else
     its experiment's stored model (``models``), as the exact path sets it.
 
@@ -328,12 +325,13 @@ def _with_model(part: pa.Table, models: pa.Table) -> pa.Table:
     83-91 from an in-memory table of the same rows (61,440 episodes, 50 experiments,
     ``/work/scale/arrow7/micro/m6.py``); this lookup costs ~1.6 ms a chunk and the
     models' query (:meth:`Committer._models`) ~1 ms a group (m7.py)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     own = part.column("usage_model")
-    if not models.num_rows:
+    if not models:
         return part.append_column("llm_model", own)
     at = pc.index_in(part.column("experiment_id"),
-                     value_set=models.column("experiment_id").combine_chunks())
-    stored = pc.take(models.column("llm_model"), at)
+                     value_set=pa.array(list(models), type=pa.string()))
+    stored = pc.take(pa.array(list(models.values()), type=pa.string()), at)
     return part.append_column("llm_model", pc.coalesce(own, stored))

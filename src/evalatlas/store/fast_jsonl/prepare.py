@@ -47,7 +47,6 @@ import evalatlas.store.fast_jsonl.contract as c
 import evalatlas.store.fast_jsonl.sql as sql
 from evalatlas.adapters.jsonl_stream import Chunk
 from evalatlas.safe_write import reason
-from evalatlas.store.fast_jsonl.arrays import int_column
 from evalatlas.store.fast_jsonl.checker import vouch
 from evalatlas.store.fast_jsonl.shapes import Shapes, check_shapes
 from evalatlas.store.fast_jsonl.staging import scratch_instance
@@ -165,7 +164,7 @@ class Preparer:
         finally:
             validating.exception()
         return Prepared(chunk, rows=rows, other_lines=other_lines, n=n, unpriced=unpriced,
-                        hashes=int_column(rows.column("_h"), np.uint64))
+                        hashes=np.asarray(rows.column("_h"), dtype=np.uint64))
 
     def _stage(self, source: str) -> pa.Table:
         """The episodes rows of the typed read ``source``, with ``_line``, ``_problem``
@@ -248,7 +247,7 @@ def _in_line_order(rows: pa.Table) -> pa.Table:
     """``rows`` sorted by ``_line`` (the commit writes a chunk in parts by slicing it,
     see :meth:`~evalatlas.store.fast_jsonl.commit.Committer._part`); DuckDB's read on
     one thread gives them in order already, so this is a check (~0.1 ms)."""
-    lines = int_column(rows.column("_line"), np.int64)
+    lines = np.asarray(rows.column("_line"))
     if lines.size < 2 or bool((lines[1:] > lines[:-1]).all()):
         return rows
     return rows.sort_by("_line")
@@ -260,10 +259,10 @@ def _without_lines(rows: pa.Table, chunk: Chunk, lines: list[int]) -> pa.Table:
     and a mixed file's every chunk has such lines: ~20 ms of CPU a chunk plus ~10k page
     faults (+170k minor faults, +1 s of system CPU for 1M episodes, arrow7)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    # in numpy, not pyarrow's conversions, which import pandas (see .arrays)
-    drop = np.asarray(lines, dtype=np.int64) + (chunk.first_line - 1)
-    at = np.flatnonzero(np.isin(int_column(rows.column("_line"), np.int64), drop))
+    drop = pa.array([chunk.first_line - 1 + i for i in lines], type=pa.int64())
+    at = np.flatnonzero(np.asarray(pc.is_in(rows.column("_line"), value_set=drop)))
     if at.size == 0:
         return rows
     starts = np.concatenate([[0], at + 1])
