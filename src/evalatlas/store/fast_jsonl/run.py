@@ -33,22 +33,18 @@ from evalatlas.store.fast_jsonl.staging import chunk_dir, scratch_instance
 from evalatlas.store.fast_jsonl.state import Group, Prepared
 from evalatlas.store.redaction import column_types
 
-MEMORY_LIMIT = "384MB"
+MEMORY_LIMIT = "256MB"
 """The store instance's DuckDB memory budget while the fast path runs (unless the user
 set :data:`evalatlas.store.db.ENV_MEMORY`); the scratch instance has 256 MB more.
-384 MB since arrow7 (512 from jsonl5, 640 before): with 640 the peak RSS of a
-10M-episode file on duckdb 1.5.5 was 1,236 MB (episodes only) and 1,286 MB (a mixed
-file), over the 1.2 GB bound, while the per-key state (``_fast_seen``) grows with the
-file; with 512, 1,156 MB on the mixed file at the same CPU (185 vs 182 s, loaded
-machine; BENCHMARKS.md, jsonl5) and 1,119 MB episodes only (jsonl6), DuckDB spilling
-at its budget from ~5M episodes on. The staged chunks used to be inside that budget
-(in-memory tables, ~49 MB a chunk) and are Arrow tables outside it since arrow7
-(~33 MB a chunk, up to ~4 at once): during a 3M ingest DuckDB's own memory peaked at
-341 MB instead of 483, the process's memory outside it grew by ~150 MB, peak RSS
-1,118-1,139 vs 1,031-1,039 MB (935-975 vs 925-941 at 1M). So the budget shrinks by
-about what left it (4 x 33 MB), for the peak at 10M, where DuckDB fills its budget,
-to stay near where it was. Below that DuckDB does not reach it: 256, 384 or 512 MB
-gave the same peak RSS and CPU at 1M, 384 or 512 at 3M (arrow7)."""
+History: 640 MB until jsonl5 (peak RSS of a 10M-episode file 1,236 MB episodes only,
+1,286 mixed, over the 1.2 GB bound, duckdb 1.5.5), 512 MB from jsonl5 (1,119-1,156 MB,
+DuckDB spilling at its budget from ~5M episodes on: the staged chunks and the per-key
+``_fast_seen`` table, 16 bytes a key). Since arrow7 the staged chunks are Arrow tables
+outside DuckDB's budget (~33 MB a chunk, up to ~4 at once), so the budget shrinks by
+about what left it: at 10M episodes only (the lead, quiet machine, one run each) 384 MB
+peaked at 1,214 MB RSS (98.0 CPU s), 320 MB at 1,177 MB (104.6), 256 MB at 1,099 MB
+(101.9: the CPU within run-to-run noise). Below 10M DuckDB does not reach it: 256, 384
+or 512 MB gave the same peak RSS and CPU at 1M, 384 or 512 at 3M (arrow7)."""
 
 CHECKPOINT_THRESHOLD = "128MB"
 """DuckDB's WAL size that triggers a checkpoint, while the fast path writes."""
