@@ -33,18 +33,27 @@ from evalatlas.store.fast_jsonl.staging import chunk_dir, scratch_instance
 from evalatlas.store.fast_jsonl.state import Group, Prepared
 from evalatlas.store.redaction import column_types
 
-MEMORY_LIMIT = "256MB"
+MEMORY_LIMIT = "192MB"
 """The store instance's DuckDB memory budget while the fast path runs (unless the user
 set :data:`evalatlas.store.db.ENV_MEMORY`); the scratch instance has 256 MB more.
 History: 640 MB until jsonl5 (peak RSS of a 10M-episode file 1,236 MB episodes only,
-1,286 mixed, over the 1.2 GB bound, duckdb 1.5.5), 512 MB from jsonl5 (1,119-1,156 MB,
+1,286 mixed, over the 1.2 GB bound, duckdb 1.5.5), 512 MB from jsonl5 (1,119-1,168 MB,
 DuckDB spilling at its budget from ~5M episodes on: the staged chunks and the per-key
 ``_fast_seen`` table, 16 bytes a key). Since arrow7 the staged chunks are Arrow tables
-outside DuckDB's budget (~33 MB a chunk, up to ~4 at once), so the budget shrinks by
-about what left it: at 10M episodes only (the lead, quiet machine, one run each) 384 MB
-peaked at 1,214 MB RSS (98.0 CPU s), 320 MB at 1,177 MB (104.6), 256 MB at 1,099 MB
-(101.9: the CPU within run-to-run noise). Below 10M DuckDB does not reach it: 256, 384
-or 512 MB gave the same peak RSS and CPU at 1M, 384 or 512 at 3M (arrow7)."""
+outside DuckDB's budget (~33 MB a chunk, up to ~4 at once, more while a mixed file's
+group stays open), so the budget shrinks by more than what left it. Measured by the
+lead on a quiet machine, one run each, peak RSS MB / CPU s at 10M episodes:
+
+- episodes only: 384 MB 1,214 / 98.0; 320 MB 1,177 / 104.6; 256 MB 1,099 / 101.9;
+  192 MB 1,064 / 105.6;
+- the mixed file: 256 MB 1,223 / 107.3; 192 MB 1,181 / 112.3; 128 MB failed (DuckDB
+  could not pin a block while committing an experiment batch).
+
+So 192 MB, the largest budget that keeps both under the 1.2 GB bound; a smaller one
+costs CPU (DuckDB spills more: system time 12.6 -> 19.9 s from 256 to 192 MB). Below
+10M DuckDB does not reach it: 256, 384 or 512 MB gave the same peak RSS and CPU at 1M,
+384 or 512 at 3M (arrow7). A 600,000-episode file of ~4 KB records (2.4 GB) ingests
+with it too (its peak RSS, ~1.6 GB, is the size of its chunks' rows, as before)."""
 
 CHECKPOINT_THRESHOLD = "128MB"
 """DuckDB's WAL size that triggers a checkpoint, while the fast path writes."""
