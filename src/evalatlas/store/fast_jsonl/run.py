@@ -33,27 +33,45 @@ from evalatlas.store.fast_jsonl.staging import chunk_dir, scratch_instance
 from evalatlas.store.fast_jsonl.state import Group, Prepared
 from evalatlas.store.redaction import column_types
 
-MEMORY_LIMIT = "192MB"
-"""The store instance's DuckDB memory budget while the fast path runs (unless the user
-set :data:`evalatlas.store.db.ENV_MEMORY`); the scratch instance has 256 MB more.
+SHORT_MEMORY_LIMIT_MB = 192
+LONG_MEMORY_LIMIT_MB = 256
+LONG_LINE_BYTES = 2048
+"""DuckDB's memory budget while the fast path runs (unless the user set
+:data:`evalatlas.store.db.ENV_MEMORY`): :data:`SHORT_MEMORY_LIMIT_MB` for a file whose
+lines average under :data:`LONG_LINE_BYTES` (set from its first chunk,
+:func:`budget_mb`), :data:`LONG_MEMORY_LIMIT_MB` for longer ones; the scratch instance
+has 256 MB more.
+
 History: 640 MB until jsonl5 (peak RSS of a 10M-episode file 1,236 MB episodes only,
 1,286 mixed, over the 1.2 GB bound, duckdb 1.5.5), 512 MB from jsonl5 (1,119-1,168 MB,
 DuckDB spilling at its budget from ~5M episodes on: the staged chunks and the per-key
 ``_fast_seen`` table, 16 bytes a key). Since arrow7 the staged chunks are Arrow tables
 outside DuckDB's budget (~33 MB a chunk, up to ~4 at once, more while a mixed file's
-group stays open), so the budget shrinks by more than what left it. Measured by the
-lead on a quiet machine, one run each, peak RSS MB / CPU s at 10M episodes:
+group stays open). Measured by the lead on a quiet machine, one run each, peak RSS MB /
+CPU s, with one budget for the whole file:
 
-- episodes only: 384 MB 1,214 / 98.0; 320 MB 1,177 / 104.6; 256 MB 1,099 / 101.9;
-  192 MB 1,064 / 105.6;
-- the mixed file: 256 MB 1,223 / 107.3; 192 MB 1,181 / 112.3; 128 MB failed (DuckDB
-  could not pin a block while committing an experiment batch).
+- 10M episodes of ~900 bytes: 384 MB 1,214 / 98.0; 320 MB 1,177 / 104.6; 256 MB
+  1,099 / 101.9; 192 MB 1,064 / 105.6;
+- the mixed 10M file: 256 MB 1,223 / 107.3; 192 MB 1,181 / 112.3; 128 MB failed
+  (DuckDB could not pin a block while committing an experiment batch); a budget that
+  shrank with the keys held, from 224 to 160 MB, peaked at 1,678;
+- 600,000 episodes of ~4 KB (2.4 GB, few keys, long texts): 512 MB 1,910 / 55.4;
+  256 MB 1,622 / 55.1; 192 MB 1,660 / 70.9; main (512 MB, its staged chunks inside the
+  budget) 1,619 / 50.5: with long rows a small budget makes DuckDB spill and re-read the
+  rows it writes, a large one adds to the staged chunks' rows, which are the peak.
 
-So 192 MB, the largest budget that keeps both under the 1.2 GB bound; a smaller one
-costs CPU (DuckDB spills more: system time 12.6 -> 19.9 s from 256 to 192 MB). Below
-10M DuckDB does not reach it: 256, 384 or 512 MB gave the same peak RSS and CPU at 1M,
-384 or 512 at 3M (arrow7). A 600,000-episode file of ~4 KB records (2.4 GB) ingests
-with it too (its peak RSS, ~1.6 GB, is the size of its chunks' rows, as before)."""
+So short lines (many keys per byte: the per-key state grows to 24 bytes a key, 8 of it
+outside DuckDB) get the small budget that keeps a 10M-episode file under the 1.2 GB
+bound, long lines one that keeps their peak where it was before arrow7."""
+
+
+def budget_mb(chunk_bytes: int, chunk_lines: int) -> int:
+    """DuckDB's budget in MB for a file whose first chunk holds ``chunk_lines`` lines in
+    ``chunk_bytes`` (see :data:`SHORT_MEMORY_LIMIT_MB`)."""
+    if chunk_lines and chunk_bytes / chunk_lines < LONG_LINE_BYTES:
+        return SHORT_MEMORY_LIMIT_MB
+    return LONG_MEMORY_LIMIT_MB
+
 
 CHECKPOINT_THRESHOLD = "128MB"
 """DuckDB's WAL size that triggers a checkpoint, while the fast path writes."""
@@ -93,10 +111,11 @@ class FastJsonl(Preparer, Committer):
         # The store's DuckDB budget shrinks while chunks are staged (in Arrow, outside
         # it) and the scratch instance runs beside it (DuckDB evicts cached blocks or
         # spills beyond it): peak RSS measured 1.21 GB at 10M episodes with the store's
-        # 1 GB (see MEMORY_LIMIT).
+        # 1 GB (see SHORT_MEMORY_LIMIT_MB).
         self._own_memory_limit = os.environ.get(ENV_MEMORY) is None
         if self._own_memory_limit:
-            self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+            self.con.execute(f"SET memory_limit = '{SHORT_MEMORY_LIMIT_MB}MB'")
+        self._budget: int | None = None  # set by the first chunk (see insert)
         self.con.execute("CREATE OR REPLACE TEMP TABLE _fast_seen (h UBIGINT, line BIGINT)")
         self.seen = SeenHashes()  # the same keys' hashes, for the fast duplicate check
         # Chunks of one file never share a key (see commit), so only episodes stored
@@ -140,6 +159,15 @@ class FastJsonl(Preparer, Committer):
             self.scratch.close()
         finally:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def insert(self, prep: Prepared) -> None:
+        """:meth:`Committer.insert`; the first chunk's lines set DuckDB's budget
+        (:func:`budget_mb`)."""
+        super().insert(prep)
+        if self._own_memory_limit and self._budget is None:
+            self._budget = budget_mb(prep.chunk.size, prep.chunk.n_lines)
+            if self._budget != SHORT_MEMORY_LIMIT_MB:  # set so from the start
+                self.con.execute(f"SET memory_limit = '{self._budget}MB'")
 
     def pipeline(self, items: Iterator[Chunk | Problem]
                  ) -> Iterator[tuple[Chunk | Problem, Prepared | None]]:
