@@ -273,10 +273,9 @@ def _fast_and_exact(tmp_path: Path, path: Path, chunk_bytes: int
 
 
 
-def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """When writing a group fails (here: pricing it), nothing of it stays; its chunks go
-    through the exact path, and the store ends equal to an exact ingest."""
+def _fail_the_second_group(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Row groups of 1,024 lines, and the second group's write failing (its pricing
+    raises a disk error); returns the batch ids the pricing was called with."""
     import duckdb
 
     from evalatlas.adapters import jsonl_stream
@@ -285,7 +284,7 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
 
     monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
     real = commit.complete_batch
-    calls = []
+    calls: list[int] = []
 
     def failing(store: StoreConnection, batch_id: int, rows: list, pricing: Pricing) -> None:
         calls.append(batch_id)
@@ -294,6 +293,14 @@ def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
         real(store, batch_id, rows, pricing)
 
     monkeypatch.setattr(commit, "complete_batch", failing)
+    return calls
+
+
+def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When writing a group fails (here: pricing it), nothing of it stays; its chunks go
+    through the exact path, and the store ends equal to an exact ingest."""
+    calls = _fail_the_second_group(monkeypatch)
     path = _small_episodes(tmp_path / "e.jsonl", 5000, prompt_tokens=100,
                            completion_tokens=10)
     rep, fast, exact, sizes = _fast_and_exact(tmp_path, path, 40_000)
@@ -311,23 +318,7 @@ def test_no_staged_chunk_outlives_the_ingest(
     its group is written) are unregistered once written, once their group's write
     failed, and when a chunk is sent to the exact path: after the ingest the connection
     holds no view of a staged chunk, and the store equals an exact ingest."""
-    import duckdb
-
-    from evalatlas.adapters import jsonl_stream
-    from evalatlas.pricing import Pricing
-    from evalatlas.store.fast_jsonl import commit
-
-    monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
-    real = commit.complete_batch
-    calls = []
-
-    def failing(store: StoreConnection, batch_id: int, rows: list, pricing: Pricing) -> None:
-        calls.append(batch_id)
-        if len(calls) == 2:
-            raise duckdb.IOException("disk full (test)")
-        real(store, batch_id, rows, pricing)
-
-    monkeypatch.setattr(commit, "complete_batch", failing)
+    _fail_the_second_group(monkeypatch)
     records = [json.loads(line) for line in _small_episodes(
         tmp_path / "e.jsonl", 5000, prompt_tokens=100, completion_tokens=10).read_text()
         .splitlines()]
