@@ -34,13 +34,10 @@ from evalatlas.store.fast_jsonl.state import Group, Prepared
 from evalatlas.store.redaction import column_types
 
 SHORT_MEMORY_LIMIT_MB = 192
-LONG_MEMORY_LIMIT_MB = 256
-LONG_LINE_BYTES = 2048
 """DuckDB's memory budget while the fast path runs (unless the user set
-:data:`evalatlas.store.db.ENV_MEMORY`): :data:`SHORT_MEMORY_LIMIT_MB` for a file whose
-lines average under :data:`LONG_LINE_BYTES` (set from its first chunk,
-:func:`budget_mb`), :data:`LONG_MEMORY_LIMIT_MB` for longer ones; the scratch instance
-has 256 MB more.
+:data:`evalatlas.store.db.ENV_MEMORY`) for a file whose lines average under
+:data:`LONG_LINE_BYTES` (set from its first chunk, :func:`budget_mb`),
+:data:`LONG_MEMORY_LIMIT_MB` for longer ones; the scratch instance has 256 MB more.
 
 History: 640 MB until jsonl5 (peak RSS of a 10M-episode file 1,236 MB episodes only,
 1,286 mixed, over the 1.2 GB bound, duckdb 1.5.5), 512 MB from jsonl5 (1,119-1,168 MB,
@@ -63,6 +60,14 @@ CPU s, with one budget for the whole file:
 So short lines (many keys per byte: the per-key state grows to 24 bytes a key, 8 of it
 outside DuckDB) get the small budget that keeps a 10M-episode file under the 1.2 GB
 bound, long lines one that keeps their peak where it was before arrow7."""
+
+LONG_MEMORY_LIMIT_MB = 256
+"""DuckDB's budget for a file of long lines (see :data:`SHORT_MEMORY_LIMIT_MB`)."""
+
+LONG_LINE_BYTES = 2048
+"""Average bytes a line from which a file's lines are long (see
+:data:`SHORT_MEMORY_LIMIT_MB`: the benchmark's episodes are ~900 bytes, the long-text
+file it measured ~4 KB)."""
 
 
 def budget_mb(chunk_bytes: int, chunk_lines: int) -> int:
