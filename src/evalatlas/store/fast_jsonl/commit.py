@@ -81,12 +81,15 @@ class Committer:
         experiments stored by then. So a mixed file's groups still fill whole row
         groups (before, each such record flushed the open group: its half row group
         went through the WAL and was compressed again at the next checkpoint)."""
-        assert prep.rows is not None and prep.hashes is not None
+        assert prep.rows is not None
         group = self.group
-        dup = self.seen.count(prep.hashes)  # this input's keys so far, the open group's too
+        # the staged rows' key hashes (``_h``), against this input's keys so far, the
+        # open group's too
+        hashes = np.asarray(prep.rows.column("_h"), dtype=np.uint64)
+        dup = self.seen.count(hashes)
         if dup:
             raise NotClean(f"duplicate trajectory_id with an earlier chunk: {dup}")
-        self.seen.add(prep.hashes)
+        self.seen.add(hashes)
         if group is None:
             group = self.group = Group()
         prep.left = prep.n

@@ -163,8 +163,7 @@ class Preparer:
             raise NotClean(f"DuckDB could not read it as clean records: {exc}") from exc
         finally:
             validating.exception()
-        return Prepared(chunk, rows=rows, other_lines=other_lines, n=n, unpriced=unpriced,
-                        hashes=np.asarray(rows.column("_h"), dtype=np.uint64))
+        return Prepared(chunk, rows=rows, other_lines=other_lines, n=n, unpriced=unpriced)
 
     def _stage(self, source: str) -> pa.Table:
         """The episodes rows of the typed read ``source``, with ``_line``, ``_problem``

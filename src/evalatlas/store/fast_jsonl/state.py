@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from evalatlas.adapters.jsonl_stream import Chunk
 
 if TYPE_CHECKING:
@@ -31,8 +29,7 @@ class GroupLost(Exception):
 class Prepared:
     """One chunk after the worker's steps 1 and 2: staged rows, or why it needs the exact
     path. ``other_lines``: experiment records and measurements (1-based within the
-    chunk), which the exact path parses; ``hashes``: the staged rows' key hashes (for
-    the cross-chunk duplicate check, :mod:`.seen`)."""
+    chunk), which the exact path parses."""
 
     chunk: Chunk
     rows: pa.Table | None = None
@@ -43,7 +40,6 @@ class Prepared:
     other_lines: list[int] = field(default_factory=list)
     n: int = 0
     unpriced: bool = True
-    hashes: np.ndarray | None = None
     after: int = 0
     """Rows of lines up to this one are written (a group may end inside a chunk, see
     :meth:`~evalatlas.store.fast_jsonl.commit.Committer.flush`)."""
