@@ -1,7 +1,9 @@
 """The adapter protocol: one module per foreign format, records out.
 
-An adapter module defines a module-level ``ADAPTER = Adapter(...)``; the registry finds
-it by scanning this package, so adding a format never touches shared files.
+An adapter module defines a module-level ``ADAPTER = Adapter(...)`` (or a tuple
+``ADAPTERS``) and has a row in :data:`evalatlas.adapters.registry.ADAPTER_TABLE`, which
+lets detection import adapter modules one at a time, in priority order (a test checks
+the table against the modules).
 
 ``detect(path)`` must be cheap (look at names and a few bytes, never parse a whole
 file). ``read(path)`` streams items: experiment records first when it can, then episodes
