@@ -1,6 +1,11 @@
-"""The record contract: experiment, episode and measurement records, ids, EvalLog I/O."""
+"""The record contract: experiment, episode and measurement records, ids, EvalLog I/O.
 
-from evalatlas.records.evallog import EvalLog
+:class:`EvalLog` is imported on first use (module ``__getattr__``): every ``import
+evalatlas.records.<module>`` runs this file, and an ingest needs no EvalLog.
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from evalatlas.records.ids import (
     agent_id_for,
     check_safe_id,
@@ -22,6 +27,17 @@ from evalatlas.records.models import (
     Verifier,
 )
 from evalatlas.records.redact import REDACTED, redact, redact_text
+
+if TYPE_CHECKING:
+    from evalatlas.records.evallog import EvalLog
+
+
+def __getattr__(name: str) -> Any:
+    if name == "EvalLog":
+        from evalatlas.records.evallog import EvalLog
+
+        return EvalLog
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "RECORD_MODELS",
