@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from evalatlas._version import __version__
+from evalatlas.exports.eee_terms import RELATIONSHIPS
 from evalatlas.records.models import EpisodeRecord, ExperimentRecord
 from evalatlas.records.redact import redact, redact_text
 from evalatlas.safe_write import make_folder, output_error, temp_path
@@ -50,7 +51,6 @@ SCHEMA_VERSION = "0.3.0"
 """The EEE schema version written (fixtures: ``shared/fixtures/eee/schema``)."""
 
 CONFIDENCE = 0.95
-RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://evalatlas.invalid/export/eee")
 # What the EEE publisher refuses in a path component (helpers/io.py).
