@@ -134,3 +134,16 @@ def test_ingest_of_small_inputs_does_not_need_pandas(tmp_path: Path) -> None:
     assert "pandas" not in mods and "evalatlas.store.ingest" in mods
     r = runner.invoke(app, ["--db", str(tmp_path / "s.duckdb"), "summary", "-f", "json"])
     assert sum(row["episodes"] for row in json.loads(r.stdout)["rows"]) == 180
+
+
+def test_the_exit_freeze_waits_for_the_interpreters_exit() -> None:
+    """main() leaves the garbage collector alone while its process goes on (the freeze
+    of :func:`evalatlas.cli.main._freeze_at_exit` runs at exit), and the process still
+    exits cleanly with its output."""
+    code = ("import gc, sys\nfrom evalatlas.cli.main import main\n"
+            "sys.argv = ['evalatlas', '--version']\ntry:\n    main()\n"
+            "except SystemExit:\n    pass\nprint('frozen', gc.get_freeze_count())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.splitlines()[-1] == "frozen 0"
+    assert out.stdout.startswith("evalatlas ") and not out.stderr
