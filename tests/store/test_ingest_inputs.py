@@ -186,3 +186,24 @@ def test_a_file_named_twice_in_one_ingest_is_read_once(tmp_path: Path) -> None:
         assert store.query("SELECT path, size FROM files") == [
             {"path": str(p.resolve()), "size": p.stat().st_size}]
         assert store.count("ingest_batches") == 1
+
+
+@pytest.mark.parametrize("name", ["e.jsonl", "e.jsonl.gz"])
+def test_a_jsonl_files_digest_is_of_its_bytes_on_disk(tmp_path: Path, name: str) -> None:
+    """The stored digest of a JSONL input, plain or compressed, is that of its bytes on
+    disk, which the next ingest compares a touched file with: it is skipped (a
+    compressed file's was of its decompressed text, so a touched one was read again)."""
+    import gzip
+    import hashlib
+
+    lines = b"".join(
+        b'{"experiment_id": "e1", "task_id": "t%d", "trajectory_id": "r%d", "reward": 1}\n'
+        % (i, i) for i in range(50))
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(lines) if name.endswith(".gz") else lines)
+    with StoreConnection(tmp_path / "s.duckdb") as store:
+        assert ingest_paths(store, [path]).episodes == 50
+        (digest,) = store.con.execute("SELECT sha256 FROM files").fetchone()
+        assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
+        os.utime(path, ns=(time.time_ns(), time.time_ns()))  # touched, same bytes: skipped
+        assert ingest_paths(store, [path]).unchanged == [str(path)]

@@ -127,6 +127,17 @@ def _decompressor(raw: BinaryIO, head: bytes) -> BinaryIO:
     return raw
 
 
+def is_compressed(path: Path) -> bool:
+    """Whether the file at ``path`` starts as gzip or zstd data (read as its decompressed
+    text, :func:`open_stream`); False when it cannot be read (its ingest reports why)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return False
+    return head.startswith((_GZIP_MAGIC, _ZSTD_MAGIC))
+
+
 def open_stream(path: Path | str) -> BinaryIO:
     """A binary stream of the decompressed content of ``path`` (``-``: standard input)."""
     if str(path) == STDIN:

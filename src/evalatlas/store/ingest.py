@@ -25,7 +25,7 @@ import duckdb
 from evalatlas import interrupts
 from evalatlas.adapters.base import Adapter, Item
 from evalatlas.adapters.jsonl import duplicate_problem, iter_file_chunks, parse_chunk
-from evalatlas.adapters.jsonl_stream import DEFAULT_CHUNK_BYTES, STDIN, Chunk
+from evalatlas.adapters.jsonl_stream import DEFAULT_CHUNK_BYTES, STDIN, Chunk, is_compressed
 from evalatlas.adapters.registry import plan
 from evalatlas.errors import InputError, Problem
 from evalatlas.pricing import Pricing
@@ -479,10 +479,15 @@ class _Run:
                     self.report.unchanged.append(source)
                     continue
             if adapter.name == "jsonl":
+                # the digest is of the bytes on disk (what unchanged() compares): a
+                # compressed file's chunks are its text, so it is hashed beside them
+                beside = Sha256Beside(path) if is_compressed(path) else None
                 hasher = hashlib.sha256()
-                ok = self.jsonl(path, source, hasher)
+                ok = self.jsonl(path, source, None if beside else hasher)
                 if ok:
-                    self.remember_file(path, hasher.hexdigest())
+                    self.remember_file(path, beside.result() if beside else hasher.hexdigest())
+                elif beside is not None:
+                    beside.join()
             elif adapter.kind == "file":
                 digest = Sha256Beside(path)
                 ok = self.generic(path, source, adapter)
