@@ -9,7 +9,9 @@ order. Left out, so that this bounds what such a design could gain: the redactio
 the duplicate check across chunks, the batch rows, costs priced at commit, mixed files,
 replacing stored rows and every fallback (a chunk msgspec does not vouch for stops it).
 
-Interleaved with the real ingest (``ingest_paths``), each in a fresh process::
+``PROTO_MEMORY_LIMIT`` (DuckDB's budget, default 512MB) and ``PROTO_SLOTS`` (row groups in
+flight, default 3) vary it. Interleaved with the real ingest (``ingest_paths``), each in a
+fresh process::
 
     PYTHONPATH=$PWD/src .venv/bin/python benchmarks/proto_direct_insert.py \\
         DATA/episodes_1000000.jsonl --repeats 3
@@ -68,7 +70,7 @@ def prepare(chunk, seq):
     return cur, len(hashes)
 
 pool = ThreadPoolExecutor(2)
-slots = threading.Semaphore(3)
+slots = threading.Semaphore(int(os.environ.get("PROTO_SLOTS", "3")))
 jobs = []
 
 def feed():
