@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
+import evalatlas
 from evalatlas.cli import lazy
 from evalatlas.cli.main import app
 
@@ -147,3 +149,30 @@ def test_the_exit_freeze_waits_for_the_interpreters_exit() -> None:
                          check=True)
     assert out.stdout.splitlines()[-1] == "frozen 0"
     assert out.stdout.startswith("evalatlas ") and not out.stderr
+
+
+def test_an_interrupt_through_exec_still_exits_130(tmp_path: Path) -> None:
+    """A KeyboardInterrupt that left code run by ``exec`` of a string (as ``dataclasses``
+    runs while a module is imported) and was handled by the CLI's guard ends ``python
+    -m`` with 130, not by SIGINT (CPython noted it as unhandled; the guard clears that)."""
+    (tmp_path / "interrupt_probe.py").write_text(
+        "import os, signal, sys\n"
+        "import typer\n"
+        "from evalatlas import interrupts\n"
+        "from evalatlas.cli import guard\n"
+        "from evalatlas.cli.common import err_console\n"  # imported before, as in a command
+        "with interrupts.handled():\n"
+        "    try:\n"
+        "        exec('import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\n'\n"
+        "             'for _ in range(10 ** 8): pass')\n"
+        "    except KeyboardInterrupt:\n"
+        "        try:\n"
+        "            guard._interrupted()\n"
+        "        except typer.Exit as e:\n"
+        "            sys.exit(e.exit_code)\n")
+    src = str(Path(evalatlas.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), src])}
+    out = subprocess.run([sys.executable, "-m", "interrupt_probe"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert out.returncode == 130, (out.returncode, out.stderr)
+    assert out.stderr.startswith("interrupted (Ctrl-C)")
