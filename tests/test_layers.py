@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     # 0: utilities at the package root, importable by everything
     "errors": 0, "text": 0, "selectors": 0, "_version": 0, "walk": 0, "extras": 0,
     "safe_write": 0, "interrupts": 0, "results": 0, "arguments": 0, "collector": 0,
+    "lazy_names": 0,
     # 1: the contract
     "records": 1,
     # 2-3: pure functions (arrays in, numbers out); a metric may use stats (its SE)

@@ -16,10 +16,10 @@ or pydantic.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalatlas._version import __version__
+from evalatlas.lazy_names import lazy_attributes
 
 # name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
@@ -194,19 +194,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value  # cache: later accesses skip __getattr__
-        return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f"evalatlas.{name}")
-    raise AttributeError(f"module 'evalatlas' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, *_SUBMODULES})
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY, _SUBMODULES)
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; never executed

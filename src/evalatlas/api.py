@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, cast
 from evalatlas.arguments import check_choice, check_fraction
 from evalatlas.errors import ArgumentError
 from evalatlas.exports.eee_terms import RELATIONSHIPS
+from evalatlas.lazy_names import lazy_attributes
 from evalatlas.pricing import PriceBook, Pricing, UnknownModelCost, default_book
 from evalatlas.records.limits import ReadLimits
 from evalatlas.selectors import as_selectors
@@ -113,19 +114,13 @@ _RESULTS = {
     "SummaryResult": "evalatlas.analysis.summary",
     "TierReport": "evalatlas.analysis.tiers",
 }
-"""The result classes this module names in ``__all__``, imported on first use (module
-``__getattr__``) as are the analyses and their composition in the functions below: an
-``evalatlas ingest`` needs none of them (their imports cost it 0.075 s wall, 0.12 CPU
-s with every module compiled from source, 0.035 s with bytecode cached; session 21)."""
+"""The result classes this module names in ``__all__``, imported on first use as are the
+analyses and their composition in the functions below: an ``evalatlas ingest`` needs
+none of them (their imports cost it 0.075 s wall, 0.12 CPU s with every module compiled
+from source, 0.035 s with bytecode cached; session 21). (Not read from
+:mod:`evalatlas`'s table: that package imports this module.)"""
 
-
-def __getattr__(name: str) -> Any:
-    module = _RESULTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = lazy_attributes(globals(), _RESULTS)
 
 
 BUNDLED_SCENARIOS = Path(__file__).resolve().parent / "data" / "scenarios"

@@ -114,10 +114,20 @@ def display_name(path: Path | str) -> str:
     return "<stdin>" if str(path) == STDIN else str(path)
 
 
-def _decompressor(raw: BinaryIO, head: bytes) -> BinaryIO:
+def _compression(head: bytes) -> str | None:
+    """"gzip" or "zstd" for data that starts with ``head`` (its first 4 bytes), else None."""
     if head.startswith(_GZIP_MAGIC):
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]  # reads as BinaryIO; typeshed's GzipFile is not one
+        return "gzip"
     if head.startswith(_ZSTD_MAGIC):
+        return "zstd"
+    return None
+
+
+def _decompressor(raw: BinaryIO, head: bytes) -> BinaryIO:
+    kind = _compression(head)
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]  # reads as BinaryIO; typeshed's GzipFile is not one
+    if kind == "zstd":
         try:
             import zstandard
         except ImportError as exc:
@@ -135,7 +145,7 @@ def is_compressed(path: Path) -> bool:
             head = fh.read(4)
     except OSError:
         return False
-    return head.startswith((_GZIP_MAGIC, _ZSTD_MAGIC))
+    return _compression(head) is not None
 
 
 def open_stream(path: Path | str) -> BinaryIO:

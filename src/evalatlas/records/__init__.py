@@ -4,8 +4,9 @@
 evalatlas.records.<module>`` runs this file, and an ingest needs no EvalLog.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from evalatlas.lazy_names import lazy_attributes
 from evalatlas.records.ids import (
     agent_id_for,
     check_safe_id,
@@ -32,12 +33,7 @@ if TYPE_CHECKING:
     from evalatlas.records.evallog import EvalLog
 
 
-def __getattr__(name: str) -> Any:
-    if name == "EvalLog":
-        from evalatlas.records.evallog import EvalLog
-
-        return EvalLog
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(globals(), {"EvalLog": "evalatlas.records.evallog"})
 
 __all__ = [
     "RECORD_MODELS",

@@ -17,6 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalatlas.lazy_names import lazy_attributes
+
 if TYPE_CHECKING:
     from .client import Client, ServerError
 
@@ -111,9 +113,5 @@ def run_server(db: str | Path | None, *, host: str = "127.0.0.1", port: int = 87
     serve(config, host=host, port=port)
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("Client", "ServerError"):
-        from . import client
-
-        return getattr(client, name)
-    raise AttributeError(f"module 'evalatlas.serve' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(
+    globals(), {"Client": "evalatlas.serve.client", "ServerError": "evalatlas.serve.client"})
