@@ -9,12 +9,15 @@ order. Left out, so that this bounds what such a design could gain: the redactio
 the duplicate check across chunks, the batch rows, costs priced at commit, mixed files,
 replacing stored rows and every fallback (a chunk msgspec does not vouch for stops it).
 
-``PROTO_MEMORY_LIMIT`` (DuckDB's budget, default 512MB) and ``PROTO_SLOTS`` (row groups in
-flight, default 3) vary it. Interleaved with the real ingest (``ingest_paths``), each in a
-fresh process::
+``PROTO_MEMORY_LIMIT`` (DuckDB's budget, default 512MB), ``PROTO_SLOTS`` (row groups in
+flight, default 3) and ``PROTO_COMMIT=own`` (each preparing thread commits its own
+transaction as soon as its chunk is checked, in any order, so that no transaction stays
+open holding an uncompressed row group) vary it, per ``--variant``. Interleaved with the
+real ingest (``ingest_paths``), each in a fresh process::
 
     PYTHONPATH=$PWD/src .venv/bin/python benchmarks/proto_direct_insert.py \\
-        DATA/episodes_1000000.jsonl --repeats 3
+        DATA/episodes_1000000.jsonl --repeats 3 \\
+        --variant 'own384:PROTO_COMMIT=own;PROTO_MEMORY_LIMIT=384MB;PROTO_SLOTS=2'
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ con = store.con
 budget = os.environ.get("PROTO_MEMORY_LIMIT", "512MB")
 con.execute(f"SET threads = 1; SET memory_limit = '{budget}'; SET checkpoint_threshold = '128MB'")
 tmpdir = tempfile.mkdtemp()
+OWN = os.environ.get("PROTO_COMMIT") == "own"  # each thread commits its own, in any order
 check = vouch()
 shape = ThreadPoolExecutor(1)
 
@@ -67,6 +71,8 @@ def prepare(chunk, seq):
     os.unlink(tmp)
     if vouched.result() != []:
         raise SystemExit("a chunk msgspec does not vouch for: the prototype stops")
+    if OWN:
+        cur.execute("COMMIT")
     return cur, len(hashes)
 
 pool = ThreadPoolExecutor(2)
@@ -89,7 +95,8 @@ while True:
     if jobs[i] is None:
         break
     cur, k = jobs[i].result()
-    cur.execute("COMMIT")
+    if not OWN:
+        cur.execute("COMMIT")
     cur.close()
     n, i = n + k, i + 1
     slots.release()
@@ -123,19 +130,27 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("src", type=Path, help="a JSONL file of episodes only")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME:ENV=VALUE;ENV=VALUE, a prototype run with those settings "
+                         "(repeatable; default: one with the defaults)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="proto-direct-"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")  # as bench_ingest (child_env)
     subprocess.run([sys.executable, "-c", WARM_UP], check=True, env=env)
-    runs: dict[str, list[dict]] = {"prototype": [], "ingest": []}
+    variants = [("ingest", INGEST, {})]
+    for v in args.variant or ["prototype:"]:
+        name, _, envs = v.partition(":")
+        variants.append((name, PROTOTYPE, dict(e.split("=") for e in envs.split(";") if e)))
+    runs: dict[str, list[dict]] = {name: [] for name, _, _ in variants}
     for _ in range(args.repeats):
-        for name, code in (("prototype", PROTOTYPE), ("ingest", INGEST)):
+        for name, code, extra in variants:
             db = work / f"{name}.duckdb"
             for suffix in ("", ".wal"):
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
             out = subprocess.run([sys.executable, "-c", code, str(args.src), str(db)],
-                                 capture_output=True, text=True, check=True, env=env)
+                                 capture_output=True, text=True, check=True,
+                                 env={**env, **extra})
             runs[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(name, {k: round(v, 2) for k, v in runs[name][-1].items()}, flush=True)
     for name, rs in runs.items():
