@@ -29,14 +29,9 @@ from contextlib import contextmanager
 @contextmanager
 def paused() -> Iterator[None]:
     """The block runs with the cyclic collector paused; its previous state is restored
-    after, even on an exception."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    after, even on an exception (:func:`paused_in_steps` without steps)."""
+    with paused_in_steps():
         yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 @contextmanager
