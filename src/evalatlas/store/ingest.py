@@ -173,7 +173,7 @@ def range_extras(store: StoreConnection) -> dict[str, str]:
 
 class _Batch:
     def __init__(self, store: StoreConnection, pricing: Pricing,
-                 known_extras: dict[str, str] | None = None) -> None:
+                 known_extras: dict[str, str] | None, written: Callable[[], None]) -> None:
         self.store = store
         self.pricing = pricing
         self.known_extras = known_extras
@@ -194,7 +194,7 @@ class _Batch:
         self.files: dict[str, tuple[str, int, int, str]] = {}
         """Input files read to their end, by resolved path: (path, size, mtime_ns,
         sha256), remembered in the next write's transaction (not a commit of their own)."""
-        self.written: Callable[[], None] = _nothing
+        self.written = written
         """Called after each write (of this batch or of a fast-path group): the
         collector's step (:func:`evalatlas.collector.paused_in_steps`)."""
 
@@ -401,16 +401,15 @@ def ingest_paths(
     paths = list(paths)
     check_named_paths(paths, fmt)
     overrides = overrides or Overrides()
-    batch = _Batch(store, pricing or Pricing(), stored_extras)
-    run = _Run(store, IngestReport(), batch, batch_size, on_progress,
-               False if benchmark is not None or overrides or atomic else fast,
-               fast_min_bytes, chunk_bytes, force, benchmark, overrides)
     # The cyclic collector is paused over the ingest and run on the young objects after
     # each write (collector.paused_in_steps): 3-8% of an adapter ingest's CPU.
     with limits_in_force(limits or ReadLimits()), store.one_thread(), \
             (store.atomic() if atomic else contextlib.nullcontext()), \
             collector.paused_in_steps() as step:
-        batch.written = step
+        batch = _Batch(store, pricing or Pricing(), stored_extras, step)
+        run = _Run(store, IngestReport(), batch, batch_size, on_progress,
+                   False if benchmark is not None or overrides or atomic else fast,
+                   fast_min_bytes, chunk_bytes, force, benchmark, overrides)
         run.ingest(paths, fmt)
     return run.report
 
@@ -753,10 +752,6 @@ class _Run:
             self.batch.flush(self.report)
         if self.n_items % 5000 == 0:
             self.progress(source)
-
-
-def _nothing() -> None:
-    """No step (a batch written outside :func:`ingest_paths`)."""
 
 
 _EMPTY_SHA = hashlib.sha256().hexdigest()
