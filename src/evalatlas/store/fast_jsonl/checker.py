@@ -25,12 +25,12 @@ it, every chunk takes the shape pass.
 
 from __future__ import annotations
 
-import gc
 import re
 from collections.abc import Callable
 from typing import Any, Optional, get_origin
 
 import evalatlas.store.fast_jsonl.contract as c
+from evalatlas import collector
 from evalatlas.records import spec
 
 
@@ -129,40 +129,37 @@ def _build() -> Callable[[bytes, int, int], list[int] | None] | None:
         others: list[int] = []
         # The decoded records are dropped at once and hold no cycles, but their dicts
         # and lists trigger the cyclic collector over and over (measured: 22% of the
-        # decoding time); it is paused, and resumed unless the caller had paused it.
-        collecting = gc.isenabled()
-        gc.disable()
+        # decoding time); it is paused (kept so if the caller had paused it, as an
+        # ingest does: collector.paused).
         try:
-            while start < size:
-                end = data.find(b"\n", min(size, start + SLICE_BYTES) - 1)
-                end = size if end < 0 else end + 1
-                try:
-                    records = decoder.decode_lines(view[start:end])
-                except msgspec.ValidationError as exc:
-                    found = at_line.search(str(exc))
-                    if found is None:
+            with collector.paused():
+                while start < size:
+                    end = data.find(b"\n", min(size, start + SLICE_BYTES) - 1)
+                    end = size if end < 0 else end + 1
+                    try:
+                        records = decoder.decode_lines(view[start:end])
+                    except msgspec.ValidationError as exc:
+                        found = at_line.search(str(exc))
+                        if found is None:
+                            return None
+                        line = start  # the refused line: after the k lines decoded before it
+                        for _ in range(int(found.group(1))):
+                            line = data.index(b"\n", line) + 1
+                        line_end = data.find(b"\n", line, size)
+                        line_end = size if line_end < 0 else line_end + 1
+                        if not other(view[line:line_end]):
+                            return None
+                        records = decoder.decode_lines(view[start:line])
+                        others.append(n + len(records) + 1)
+                        n += 1
+                        end = line_end
+                    n += len(records)
+                    if any(r.findings is not None and r.findings.type_  # type: ignore[attr-defined]  # a struct made by defstruct
+                           for r in records):
                         return None
-                    line = start  # the refused line: after the k lines decoded before it
-                    for _ in range(int(found.group(1))):
-                        line = data.index(b"\n", line) + 1
-                    line_end = data.find(b"\n", line, size)
-                    line_end = size if line_end < 0 else line_end + 1
-                    if not other(view[line:line_end]):
-                        return None
-                    records = decoder.decode_lines(view[start:line])
-                    others.append(n + len(records) + 1)
-                    n += 1
-                    end = line_end
-                n += len(records)
-                if any(r.findings is not None and r.findings.type_  # type: ignore[attr-defined]  # a struct made by defstruct
-                       for r in records):
-                    return None
-                start = end
+                    start = end
         except errors:
             return None
-        finally:
-            if collecting:
-                gc.enable()
         return others if n == n_lines else None
 
     return vouch
