@@ -8,6 +8,7 @@ the middle of its work (a batch committed, a chunk folder or a temporary file pr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -25,14 +26,16 @@ from evalatlas.store.ingest import ingest_paths
 
 N = 60_000
 N_EXACT = 30_000
+N_WHOLE = 240_000
 
 
-def _runs(path: Path, n: int = N) -> Path:
+def _runs(path: Path, n: int = N, experiment: bool = True) -> Path:
     with path.open("w", encoding="utf-8") as fh:
-        fh.write(json.dumps({"experiment_id": "e1", "experiment_name": "x",
-                             "benchmark_name": "b", "benchmark_subset": {
-                                 "name": "all", "n_tasks": n},
-                             "agent": {"name": "a"}}) + "\n")
+        if experiment:  # a mixed file: the fast path takes it chunk by chunk
+                fh.write(json.dumps({"experiment_id": "e1", "experiment_name": "x",
+                                 "benchmark_name": "b", "benchmark_subset": {
+                                     "name": "all", "n_tasks": n},
+                                 "agent": {"name": "a"}}) + "\n")
         for t in range(n):
             fh.write(json.dumps({"experiment_id": "e1", "task_id": f"t{t}",
                                  "trajectory_id": f"tr-{t}", "reward": float(t % 3 == 0),
@@ -44,6 +47,14 @@ def _runs(path: Path, n: int = N) -> Path:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Over the fast path's 8 MB threshold."""
     return _runs(tmp_path_factory.mktemp("runs") / "runs.jsonl")
+
+
+@pytest.fixture(scope="module")
+def episodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Episodes only, 4x as many: the fast path's whole-file try takes it in one
+    statement of about a second."""
+    return _runs(tmp_path_factory.mktemp("runs") / "episodes.jsonl", N_WHOLE,
+                 experiment=False)
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +71,16 @@ def full_store(tmp_path_factory: pytest.TempPathFactory, runs: Path) -> Path:
     return db
 
 
-def _cli(db: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "evalatlas.cli.main", "--db", str(db),
+CHUNKED_CLI = ("import evalatlas.store.fast_jsonl.whole as w; w.eligible = lambda *a: False; "
+               "from evalatlas.cli.main import main; main()")
+"""The CLI with the fast JSONL path chunk by chunk (its whole-file try off, as
+``tests/store/conftest.chunked_only``)."""
+
+
+def _cli(db: Path, *args: str, env: dict[str, str] | None = None,
+         chunked: bool = False) -> subprocess.Popen[str]:
+    cli = ["-c", CHUNKED_CLI] if chunked else ["-m", "evalatlas.cli.main"]
+    return subprocess.Popen([sys.executable, *cli, "--db", str(db),
                              *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, **(env or {})})
 
@@ -80,6 +99,16 @@ def _signal_when(proc: subprocess.Popen[str], ready: Callable[[], bool], sig: in
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=300)
     return proc.returncode, err
+
+
+def _opened(pid: int, path: Path) -> int:
+    """How many of the process's file descriptors have ``path`` open (Linux)."""
+    n = 0
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                n += os.readlink(fd) == str(path)
+    return n
 
 
 def _interrupted(code: int, err: str, sig: int) -> None:
@@ -107,24 +136,34 @@ def _batches(db: Path) -> Callable[[], bool]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize("path", ["exact", "fast"])
+@pytest.mark.parametrize("path", ["exact", "fast", "chunked"])
 def test_ingest_interrupted_then_completed(tmp_path: Path, runs: Path, small_runs: Path,
-                                           sig: int, path: str) -> None:
+                                           episodes: Path, sig: int, path: str) -> None:
+    """``fast``: the fast path's whole-file try (one statement, interrupted while it
+    writes row groups: nothing stored); ``chunked``: the fast path chunk by chunk."""
     db = tmp_path / "s.duckdb"
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    source, n = (small_runs, N_EXACT) if path == "exact" else (runs, N)
+    source, n = {"exact": (small_runs, N_EXACT), "fast": (episodes, N_WHOLE),
+                 "chunked": (runs, N)}[path]
     args = ["ingest", str(source), "--batch-size", "2000"]
     env = {"TMPDIR": str(tmp)}
+    proc = _cli(db, *args, env=env, chunked=path == "chunked")
     if path == "exact":
         ready = _batches(db)
+    elif path == "fast":
+        def ready() -> bool:  # DuckDB's statement and the checking thread read the file
+            return _opened(proc.pid, source) >= 2
     else:
         def ready() -> bool:  # chunks being staged and checked (the file is one group)
             return any(p.name.startswith("evalatlas-chunk-") for p in tmp.iterdir())
-    code, err = _signal_when(_cli(db, *args, env=env), ready, sig)
+    code, err = _signal_when(proc, ready, sig)
     _interrupted(code, err, sig)
     stored = _consistent(db)
-    assert stored < n if path == "fast" else 0 < stored < n
+    if path == "fast":
+        assert stored == 0  # one transaction: all or nothing
+    else:
+        assert stored < n if path == "chunked" else 0 < stored < n
     assert list(tmp.iterdir()) == []  # no chunk folder left
     done = subprocess.run([sys.executable, "-m", "evalatlas.cli.main", "--db", str(db),
                            "ingest", str(source)], capture_output=True, text=True,

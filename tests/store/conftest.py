@@ -143,3 +143,13 @@ def pg_lake(postgres: PgCluster, tmp_path: Path) -> tuple[str, Path]:
     data = tmp_path / "lake-data"
     data.mkdir()
     return f"ducklake:postgres:{conninfo}", data
+
+
+@pytest.fixture
+def chunked_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast JSONL path chunk by chunk, its whole-file try
+    (``store/fast_jsonl/whole.py``) off: for tests of the chunked path's own mechanics
+    (groups, budgets, chunk counts), which the whole-file try would otherwise skip."""
+    from evalatlas.store.fast_jsonl import whole
+
+    monkeypatch.setattr(whole, "eligible", lambda *args: False)

@@ -239,8 +239,15 @@ def _snapshot(db: Path, src: Path, fast: bool) -> tuple[list, list, object]:
     return [eps, exps], q, rep
 
 
+@pytest.mark.parametrize("fast", ["whole", "chunked"])
 @pytest.mark.parametrize("name", sorted(PARITY))
-def test_fast_and_exact_paths_agree(tmp_path: Path, name: str) -> None:
+def test_fast_and_exact_paths_agree(tmp_path: Path, name: str, fast: str,
+                                    request: pytest.FixtureRequest) -> None:
+    """``whole``: the fast path's whole-file try first (it declines every file here
+    with something to quarantine, and stores the clean ones); ``chunked``: the fast
+    path chunk by chunk."""
+    if fast == "chunked":
+        request.getfixturevalue("chunked_only")
     src = _parity_file(tmp_path, name)
     exact_rows, exact_q, _ = _snapshot(tmp_path / "exact.duckdb", src, fast=False)
     fast_rows, fast_q, _rep = _snapshot(tmp_path / "fast.duckdb", src, fast=True)

@@ -100,9 +100,11 @@ CHUNKED = textwrap.dedent("""
     from pathlib import Path
     from evalatlas.adapters import jsonl_stream
     from evalatlas.store.db import StoreConnection
+    from evalatlas.store.fast_jsonl import whole
     from evalatlas.store.ingest import ingest_paths
 
     jsonl_stream.ROW_GROUP_LINES = int(sys.argv[4])
+    whole.eligible = lambda *args: False  # the chunked path (see conftest.chunked_only)
 
     def progress(source, n):
         print(n, flush=True)

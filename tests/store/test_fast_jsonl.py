@@ -201,6 +201,7 @@ def test_key_hash_does_not_collide_on_regular_ids() -> None:
     assert keys_1m == ours_1m == 1_000_000
 
 
+@pytest.mark.usefixtures("chunked_only")
 def test_regular_ids_over_many_chunks_stay_on_the_fast_path(tmp_path: Path) -> None:
     """100,000 short episodes with ids shaped like the benchmark's, in 4 MiB chunks:
     every chunk commits on the fast path and every episode is stored once."""
@@ -231,6 +232,7 @@ def _small_episodes(path: Path, n: int, **usage: int) -> Path:
     return path
 
 
+@pytest.mark.usefixtures("chunked_only")
 def test_groups_of_chunks_write_whole_row_groups(tmp_path: Path) -> None:
     """Two row groups and 10 rows, in 4 MiB chunks: each group of chunks is one batch and
     one DuckDB row group, written straight into the file (the WAL stays small: only the
@@ -296,6 +298,7 @@ def _fail_the_second_group(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
+@pytest.mark.usefixtures("chunked_only")
 def test_a_failed_group_write_is_rolled_back_and_redone_exactly(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """When writing a group fails (here: pricing it), nothing of it stays; its chunks go
@@ -357,6 +360,7 @@ def test_chunk_directories_of_killed_ingests_are_removed(tmp_path: Path) -> None
     assert not dead.exists() and live.exists() and all(d.exists() for d in others)
 
 
+@pytest.mark.usefixtures("chunked_only")
 def test_a_failed_check_before_a_group_sends_only_that_chunk_to_the_exact_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A DuckDB error in the duplicate check that admits a chunk to its group declines

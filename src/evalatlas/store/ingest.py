@@ -40,7 +40,14 @@ from evalatlas.results import ResultViews
 from evalatlas.safe_write import errno_in_text, reason
 from evalatlas.store.columnar import arrow_rows, batch_problems, with_agent_models, without_rows
 from evalatlas.store.db import SMALL_BATCH, StoreConnection
-from evalatlas.store.fast_jsonl import FAST_PATH_MIN_BYTES, FastJsonl, GroupLost, NotClean, Prepared
+from evalatlas.store.fast_jsonl import (
+    FAST_PATH_MIN_BYTES,
+    FastJsonl,
+    GroupLost,
+    NotClean,
+    Prepared,
+    whole,
+)
 from evalatlas.store.rows import (
     checked_row,
     declared_reward_range,
@@ -489,10 +496,11 @@ class _Run:
                 # the digest is of the bytes on disk (what unchanged() compares): a
                 # compressed file's chunks are its text, so it is hashed beside them
                 beside = Sha256Beside(path) if is_compressed(path) else None
-                hasher = hashlib.sha256()
-                ok = self.jsonl(path, source, None if beside else hasher)
+                read = _Digest()
+                ok = self.jsonl(path, source, None if beside else read)
                 if ok:
-                    self.remember_file(path, beside.result() if beside else hasher.hexdigest())
+                    self.remember_file(path, beside.result() if beside
+                                       else read.hasher.hexdigest())
                 elif beside is not None:
                     beside.join()
             elif adapter.kind == "file":
@@ -590,10 +598,10 @@ class _Run:
             else:
                 self.exact_chunk(chunk, source, seen, depth, None)
 
-    def jsonl(self, path: Path | str, source: str, hasher: hashlib._Hash | None = None
-              ) -> bool:
-        """One JSONL input through the fast path chunk by chunk, the exact path for any
-        chunk (or line) the fast path cannot prove clean."""
+    def jsonl(self, path: Path | str, source: str, digest: _Digest | None = None) -> bool:
+        """One JSONL input through the fast path (whole, else chunk by chunk), the exact
+        path for any chunk (or line) the fast path cannot prove clean; ``digest`` takes
+        the SHA-256 of a plain file's bytes."""
         batch, report = self.batch, self.report
         batch.flush(report)
         batch.sources.append(source)
@@ -609,6 +617,12 @@ class _Run:
         # Old quarantine rows of this source go now: everything below re-reports.
         batch.requarantine.append(source)
         batch.flush(report)
+        if use_fast and digest is not None and whole.eligible(
+                self.store, path, bool(self.narrowed_ranges())):
+            if self.whole_file(Path(path), source, digest.hasher, depth):
+                return True
+            digest.restart()  # the chunked path reads the file again from its start
+        hasher = digest.hasher if digest is not None else None
         chunks = iter_file_chunks(path, source, chunk_bytes=self.chunk_bytes, hasher=hasher)
         if use_fast is None:  # a stream: decided by its first chunk
             first = next(chunks, None)
@@ -637,6 +651,35 @@ class _Run:
             self.fast_flush(fj, source)
         finally:
             fj.close()
+        return True
+
+    def whole_file(self, path: Path, source: str, hasher: hashlib._Hash, depth: int
+                   ) -> bool:
+        """The fast path's first try: the whole file as one batch
+        (:mod:`evalatlas.store.fast_jsonl.whole`); False (nothing written) when it
+        needs the chunked path, which then reads it from its start."""
+        report = self.report
+        done = self.n_items
+
+        def progress(lines: int) -> None:  # from the checking thread
+            if self.on_progress:
+                self.on_progress(source, done + lines)
+
+        try:
+            n = whole.store_whole(self.store, path, source, self.batch.batch_id,
+                                  pricing=self.batch.pricing, hasher=hasher,
+                                  max_depth=depth, progress=progress)
+        except whole.Declined:
+            return False
+        self.batch.written()
+        self.batch.batch_id += 1
+        report.batches += 1
+        report.episodes += n
+        report.fast_path_chunks += 1
+        report._fast_sources.add(source)
+        report.fast_path_files += 1
+        self.n_items += n
+        self.progress(source)
         return True
 
     def fast_chunk(self, fj: FastJsonl, prep: Prepared, source: str) -> bool:
@@ -755,6 +798,18 @@ class _Run:
 
 
 _EMPTY_SHA = hashlib.sha256().hexdigest()
+
+
+class _Digest:
+    """The SHA-256 of a plain JSONL input's bytes as they are read; restarted when the
+    fast path's whole-file try is declined, since the chunked path then reads the file
+    again from its start."""
+
+    def __init__(self) -> None:
+        self.hasher = hashlib.sha256()
+
+    def restart(self) -> None:
+        self.hasher = hashlib.sha256()
 
 
 class Sha256Beside:

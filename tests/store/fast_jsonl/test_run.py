@@ -21,6 +21,7 @@ def test_budget_by_the_first_chunks_line_length() -> None:
     assert run.budget_mb(0, 0) == run.LONG_MEMORY_LIMIT_MB
 
 
+@pytest.mark.usefixtures("chunked_only")
 @pytest.mark.parametrize("long_lines", [False, True])
 def test_the_budget_is_set_from_the_first_chunk_and_restored(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, long_lines: bool) -> None:

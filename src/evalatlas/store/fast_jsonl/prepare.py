@@ -266,5 +266,6 @@ def _without_lines(rows: pa.Table, chunk: Chunk, lines: list[int]) -> pa.Table:
         return rows
     starts = np.concatenate([[0], at + 1])
     ends = np.concatenate([at, [rows.num_rows]])
-    return pa.concat_tables([rows.slice(int(s), int(e - s))
-                             for s, e in zip(starts, ends, strict=True) if e > s])
+    parts = [rows.slice(int(s), int(e - s)) for s, e in zip(starts, ends, strict=True) if e > s]
+    # a chunk of experiment records only keeps no row (concat_tables wants one table)
+    return pa.concat_tables(parts) if parts else rows.slice(0, 0)
