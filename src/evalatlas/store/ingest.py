@@ -658,22 +658,33 @@ class _Run:
         """The fast path's first try: the whole file as one batch
         (:mod:`evalatlas.store.fast_jsonl.whole`); False (nothing written) when it
         needs the chunked path, which then reads it from its start."""
-        report = self.report
+        report, batch = self.report, self.batch
         done = self.n_items
 
         def progress(lines: int) -> None:  # from the checking thread
             if self.on_progress:
                 self.on_progress(source, done + lines)
 
+        def write_others(lines: list[tuple[int, bytes]]) -> None:
+            """Experiment records and measurements, as the chunked path writes them
+            (:meth:`fast_chunk`), in the whole-file try's transaction."""
+            for lineno, raw in lines:
+                for line, item in parse_chunk(Chunk(lineno, raw + b"\n", 1), source, {},
+                                              depth):
+                    self.add(item, source, line)
+            batch.flush(report)
+
+        episodes = batch.batch_id  # the episodes' batch; the other records' after it
+        batch.batch_id += 1
         try:
-            n = whole.store_whole(self.store, path, source, self.batch.batch_id,
-                                  pricing=self.batch.pricing, hasher=hasher,
-                                  max_depth=depth, progress=progress)
-        except whole.Declined:
+            n = whole.store_whole(self.store, path, source, episodes,
+                                  pricing=batch.pricing, hasher=hasher, max_depth=depth,
+                                  progress=progress, write_others=write_others)
+        except whole.Declined:  # nothing written: write_others was not called
+            batch.batch_id = episodes
             return False
-        self.batch.written()
-        self.batch.batch_id += 1
-        report.batches += 1
+        batch.written()
+        report.batches += bool(n)
         report.episodes += n
         report.fast_path_chunks += 1
         report._fast_sources.add(source)

@@ -42,6 +42,7 @@ import duckdb
 
 from evalatlas import interrupts
 from evalatlas.adapters.jsonl import iter_file_chunks
+from evalatlas.adapters.jsonl_stream import Chunk
 from evalatlas.errors import Problem, StoreError
 from evalatlas.pricing import Pricing
 from evalatlas.records.limits import current as current_limits
@@ -65,6 +66,24 @@ under the 1.2 GB bound; nothing is staged outside DuckDB."""
 CHECK_CHUNK_BYTES = 32 << 20
 """The checking thread's chunk size (msgspec checks one at a time, in slices)."""
 
+MAX_OTHER_BYTES = 16 << 20
+"""Experiment records and measurements kept aside (to be written by the exact path in the
+same transaction) up to this many bytes; a file with more takes the chunked path."""
+
+KIND_KEYS = ("agent", "experiment_name", "benchmark_subset", "benchmark", "sample_id")
+"""The keys :func:`evalatlas.adapters.jsonl.record_kind` tells records apart by."""
+
+_READ_COLUMNS = sql.PLAIN_COLUMNS[:-1] + "".join(f", {sql.sql_str(k)}: 'JSON'"
+                                                 for k in KIND_KEYS) + "}"
+"""The typed read's columns: the episode's, and :data:`KIND_KEYS` (absent: NULL)."""
+
+_EPISODE = ("NOT ((agent IS NOT NULL AND (experiment_name IS NOT NULL "
+            "OR benchmark_subset IS NOT NULL)) "
+            "OR (benchmark IS NOT NULL AND task_id IS NULL AND sample_id IS NULL))")
+"""SQL: the line is an episode by :func:`~evalatlas.adapters.jsonl.record_kind`'s rule
+(which tests keys, this their values: a key present with ``null`` is told apart
+differently, and the count of episodes then differs from msgspec's, which declines)."""
+
 
 class Declined(Exception):
     """The whole-file try did not store the file (rolled back): the reason, for the
@@ -85,18 +104,25 @@ def eligible(store: StoreConnection, path: Path | str, narrowed: bool) -> bool:
         return False
 
 
+OtherWriter = Callable[[list[tuple[int, bytes]]], None]
+"""Writes a file's experiment records and measurements, (line, text) each, through the
+exact path inside the whole-file try's transaction (the ingest's batches)."""
+
+
 def store_whole(store: StoreConnection, path: Path, source: str, batch_id: int, *,
                 pricing: Pricing, hasher: hashlib._Hash | None, max_depth: int,
-                progress: Callable[[int], None] | None = None) -> int:
-    """Store every line of ``path`` (episodes only) as batch ``batch_id`` in one
-    transaction; return how many. Declined (nothing written) when some line needs the
-    chunked path; ``hasher`` then holds part of the file (the caller starts a new one).
-    An interrupt rolls back and is raised. ``progress`` is called, from the checking
+                progress: Callable[[int], None] | None = None,
+                write_others: OtherWriter | None = None) -> int:
+    """Store every episode of ``path`` as batch ``batch_id``, and its other records
+    through ``write_others``, in one transaction; return how many episodes. Declined
+    (nothing written, ``write_others`` not called) when some line needs the chunked
+    path; ``hasher`` then holds part of the file (the caller starts a new one). An
+    interrupt rolls back and is raised. ``progress`` is called, from the checking
     thread, with the lines checked so far."""
     settings = _settings(store.con)
     try:
         return _insert(store, path, source, batch_id, pricing, max_depth,
-                       _Checker(path, source, hasher, store.con, progress))
+                       _Checker(path, source, hasher, store.con, progress), write_others)
     finally:
         _restore(store.con, settings)
 
@@ -139,7 +165,9 @@ class _Checker:
         self.path, self.source, self.hasher = path, source, hasher
         self.con, self.progress = con, progress
         self.reason: str | None = None
-        self.lines = 0
+        self.lines = 0  # every line checked
+        self.others: list[tuple[int, bytes]] = []  # (line, text) of the other records
+        self._other_bytes = 0
         self._lock = threading.Lock()
         self._running = False
         self._stop = threading.Event()
@@ -180,6 +208,22 @@ class _Checker:
                     with contextlib.suppress(duckdb.Error):
                         self.con.interrupt()
 
+    def _keep(self, chunk: Chunk, others: list[int]) -> bool:
+        """Keep the chunk's experiment records and measurements (``others``: lines,
+        1-based in the chunk) aside; False (with the reason) when the file should take
+        the chunked path instead: one declares a reward range (the chunked path checks
+        the episodes after it against it), or they are over :data:`MAX_OTHER_BYTES`."""
+        for lineno, raw in chunk.lines_at({chunk.first_line + i - 1 for i in others}):
+            if b"reward_range" in raw:
+                self.reason = f"line {lineno}: a record declares a reward range"
+                return False
+            self._other_bytes += len(raw)
+            self.others.append((lineno, bytes(raw)))
+        if self._other_bytes > MAX_OTHER_BYTES:
+            self.reason = "too many experiment records and measurements to keep aside"
+            return False
+        return True
+
     def _check(self) -> None:
         verdict = vouch()
         for chunk in iter_file_chunks(self.path, self.source, chunk_bytes=CHECK_CHUNK_BYTES,
@@ -197,8 +241,7 @@ class _Checker:
             if others is None:
                 self.reason = f"from line {chunk.first_line}: not every line is a clean episode"
                 return
-            if others:
-                self.reason = "experiment records or measurements among the episodes"
+            if others and not self._keep(chunk, others):
                 return
             self.lines += chunk.n_lines
             if self.progress is not None:
@@ -223,75 +266,92 @@ def _gate(types: dict[str, str]) -> str:
 
 
 def _insert(store: StoreConnection, path: Path, source: str, batch_id: int,
-            pricing: Pricing, max_depth: int, check: _Checker) -> int:
-    """The transaction: insert, then the checks that need every row, then commit."""
+            pricing: Pricing, max_depth: int, check: _Checker,
+            write_others: OtherWriter | None) -> int:
+    """The transaction: insert the episodes, then the checks that need every row, the
+    other records, the batch's completion; commit."""
     con = store.con
     max_object = max(1 << 20, current_limits().max_line_bytes + 2)
     types = column_types(con, "episodes")
     typed = f"""(SELECT *, 0::BIGINT AS _line,
           true AS _types_ok, false AS _bad_list, false AS _bad_scores,
           {sql.free_flags(max_depth, huge_in=("findings",))}
-        FROM read_json({sql.sql_str(str(path))}, format='newline_delimited',
-                       columns={sql.PLAIN_COLUMNS}, maximum_object_size={max_object}))"""
+        FROM (SELECT * EXCLUDE ({", ".join(KIND_KEYS)})
+              FROM read_json({sql.sql_str(str(path))}, format='newline_delimited',
+                             columns={_READ_COLUMNS}, maximum_object_size={max_object})
+              WHERE {_EPISODE}))"""
     replaces = bool(con.execute("SELECT EXISTS (SELECT 1 FROM episodes)").fetchall()[0][0])
+    wrote = False  # the other records: after them, an error is not the file's to decline
     try:
-        con.execute("BEGIN TRANSACTION")
-        with check.running():
-            n = con.execute(f"""INSERT INTO episodes BY NAME
-                SELECT s.* EXCLUDE (_line, _problem), s.usage_model AS llm_model,
-                  {sql.sql_str(source)} AS source_file, {int(batch_id)} AS ingest_batch
-                FROM ({sql.select_rows(typed)}) s
-                WHERE CASE WHEN s._problem IS NULL AND NOT {_gate(types)} THEN true
-                           ELSE error(coalesce(s._problem, 'a cell the redaction gate flags'))
-                      END""").fetchall()[0][0]
-            check.join()
-        if check.reason is not None:
-            raise Declined(check.reason)
-        if check.lines != n:
-            raise Declined(f"{check.lines} lines but {n} rows (blank lines?)")
-        dup = con.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM episodes WHERE ingest_batch = ? "
-            "GROUP BY experiment_id, trajectory_id HAVING count(*) > 1)",
-            [batch_id]).fetchall()[0][0]
-        if dup:
-            raise Declined(f"duplicate trajectory_id: {dup}")
-        if replaces:  # the stored episodes of the same keys (as the chunked path's DELETE)
-            con.execute("""DELETE FROM episodes WHERE ingest_batch <> $b
-                AND (experiment_id, trajectory_id) IN (SELECT (experiment_id, trajectory_id)
-                    FROM episodes WHERE ingest_batch = $b)""", {"b": batch_id})
-        # models from the stored experiments, computed costs (the chunked path's commit)
-        has_models = bool(con.execute(
-            "SELECT EXISTS (SELECT 1 FROM experiments WHERE llm_model IS NOT NULL)"
-        ).fetchall()[0][0])
-        complete_batch(store, batch_id, [], pricing, models_filled=not has_models)
-        con.execute("INSERT INTO ingest_batches VALUES (?, now(), now(), 0, ?, 0, 0, ?)",
-                    [batch_id, n, [source]])
-        con.execute("COMMIT")
+        with store.atomic():
+            with check.running():
+                n = con.execute(f"""INSERT INTO episodes BY NAME
+                    SELECT s.* EXCLUDE (_line, _problem), s.usage_model AS llm_model,
+                      {sql.sql_str(source)} AS source_file, {int(batch_id)} AS ingest_batch
+                    FROM ({sql.select_rows(typed)}) s
+                    WHERE CASE WHEN s._problem IS NULL AND NOT {_gate(types)} THEN true
+                               ELSE error(coalesce(s._problem,
+                                                   'a cell the redaction gate flags'))
+                          END""").fetchall()[0][0]
+                check.join()
+            if check.reason is not None:
+                raise Declined(check.reason)
+            if check.lines != n + len(check.others):
+                raise Declined(f"{check.lines} lines but {n} episodes and "
+                               f"{len(check.others)} other records (blank lines?)")
+            dup = _duplicates(con, batch_id)
+            if dup:
+                raise Declined(f"duplicate trajectory_id: {dup}")
+            if check.others and write_others is None:
+                raise Declined("experiment records or measurements among the episodes")
+            if replaces:  # the stored episodes of the same keys (the chunked path's DELETE)
+                con.execute("""DELETE FROM episodes WHERE ingest_batch <> $b
+                    AND (experiment_id, trajectory_id) IN (
+                        SELECT (experiment_id, trajectory_id) FROM episodes
+                        WHERE ingest_batch = $b)""", {"b": batch_id})
+            if check.others and write_others is not None:
+                wrote = True
+                write_others(check.others)  # their batches complete their episodes
+            # models from the stored experiments, computed costs (the chunked path's)
+            has_models = bool(con.execute(
+                "SELECT EXISTS (SELECT 1 FROM experiments WHERE llm_model IS NOT NULL)"
+            ).fetchall()[0][0])
+            complete_batch(store, batch_id, [], pricing, models_filled=not has_models)
+            if n:  # a file of experiment records only has its batches from write_others
+                con.execute("INSERT INTO ingest_batches VALUES "
+                            "(?, now(), now(), 0, ?, 0, 0, ?)", [batch_id, n, [source]])
     except Declined:
-        _rollback(con)
         raise
     except Exception as exc:  # DuckDB's error, or its interrupt by the checking thread
-        _rollback(con)
         interrupts.reraise(exc)  # Ctrl-C inside the statement: stop
         check.cancel()
         if errno_in_text(str(exc)) is not None:  # a full or read-only disk: one line
             raise StoreError(write_error_message(store.path, exc)) from exc
-        if isinstance(exc, duckdb.FatalException):
-            raise  # DuckDB gave up on the store: not the file's fault
+        if isinstance(exc, duckdb.FatalException) or wrote:
+            raise  # DuckDB gave up on the store, or a write of ours failed
         if check.reason is None and not isinstance(exc, duckdb.Error):
             raise  # a bug of ours, not the file's: not hidden behind the chunked path
         raise Declined(check.reason or _first_line(str(exc))) from exc
-    except BaseException:
-        _rollback(con)
-        raise
     finally:
         check.cancel()
     return int(n)
 
 
-def _rollback(con: duckdb.DuckDBPyConnection) -> None:
-    with contextlib.suppress(duckdb.Error):
-        con.execute("ROLLBACK")
+def _duplicates(con: duckdb.DuckDBPyConnection, batch_id: int) -> int:
+    """How many keys (experiment id, trajectory id) batch ``batch_id`` holds more than
+    once. First by one 64-bit hash a key (0 in all but ~n²/2⁶⁵ of clean batches), then,
+    only when that finds any, by the keys themselves (a collision is no duplicate). Why:
+    grouping 10M pairs of strings took 1.75 s (its hash table over DuckDB's budget), the
+    hashes' count ~0.05 s a million (session 23)."""
+    hashed = con.execute(
+        "SELECT count(*) - count(DISTINCT hash(experiment_id || chr(0) || trajectory_id)) "
+        "FROM episodes WHERE ingest_batch = ?", [batch_id]).fetchall()[0][0]
+    if not hashed:
+        return 0
+    return int(con.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM episodes WHERE ingest_batch = ? "
+        "GROUP BY experiment_id, trajectory_id HAVING count(*) > 1)",
+        [batch_id]).fetchall()[0][0])
 
 
 def _first_line(text: str) -> str:
