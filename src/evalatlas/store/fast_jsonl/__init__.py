@@ -8,6 +8,11 @@ path (:mod:`evalatlas.adapters.jsonl`), which makes the decision and gives the l
 error; so both paths store the same rows and quarantine the same records, by
 construction. ``tests/store/test_bad_inputs.py`` runs every corpus case through both.
 
+First, a plain file in a file store is tried whole (:mod:`.whole`): one DuckDB
+statement reads and inserts every episode in one transaction, msgspec checking every
+line beside it; the first line that needs a decision rolls it back, and the file is
+taken chunk by chunk as follows.
+
 Per chunk (at most 64 MB of whole lines, see :mod:`evalatlas.adapters.jsonl_stream`):
 
 1. **Keys and JSON types** by msgspec's strict decoder (:mod:`.checker`), or, for a

@@ -1,27 +1,34 @@
-"""The fast path's first try for a large plain JSONL file of episodes: the whole file in
-one statement and one transaction, or nothing.
+"""The fast path's first try for a plain JSONL file: the whole file in one statement and
+one transaction, or nothing.
 
 DuckDB reads the file itself, on all its threads (``read_json`` with the typed columns
-of :data:`~.sql.PLAIN_COLUMNS`), and inserts its rows into ``episodes`` as they come,
-writing whole row groups straight into the database file, while msgspec checks every
-line's keys and JSON types on a Python thread beside it (:mod:`.checker`, reading the
-same file through the chunker, which also takes its SHA-256). Everything the chunked
-path (:mod:`.prepare`, :mod:`.commit`) checks is checked the same way here (the same
-SQL for the rows and their problems, :func:`.sql.select_rows`; the same redaction gate
-pattern; duplicate keys; the same batch completion), but nothing is located: any line
-the chunked path would treat specially (an experiment record, a problem, a line the
-redaction gate flags, a duplicate key, a line msgspec does not vouch for, a line over
-the length limit) stops the statement, the transaction is rolled back and the file goes
-through the chunked path from its start, which decides and names lines as before. So
-both store the same rows: ``tests/store/fast_jsonl/test_whole.py``, and the hostile
-corpus, which runs every case through this path first.
+of :data:`~.sql.PLAIN_COLUMNS`), and inserts its episodes into ``episodes`` as they
+come, writing whole row groups straight into the database file, while msgspec checks
+every line's keys and JSON types on a Python thread beside it (:mod:`.checker`, reading
+the same file through the chunker, which also takes its SHA-256). Everything the
+chunked path (:mod:`.prepare`, :mod:`.commit`) checks is checked the same way here (the
+same SQL for the rows and their problems, :func:`.sql.select_rows`; the same redaction
+gate pattern; duplicate keys; the same batch completion), but nothing is located: any
+line the chunked path would treat specially (a problem, a line the redaction gate
+flags, a duplicate key, a line msgspec does not vouch for, a blank line or one over the
+length limit, a record declaring a reward range) stops the statement or declines after
+it, the transaction is rolled back and the file goes through the chunked path from its
+start, which decides and names lines as before. A mixed file's experiment records and
+measurements (told apart by :func:`~evalatlas.adapters.jsonl.record_kind`'s keys) are
+kept aside by the checking thread and written by the exact path in the same
+transaction, after the episodes, whose models and costs their batches complete, as
+the chunked path's do. So both store the same rows: ``tests/store/fast_jsonl/
+test_whole.py``, and the hostile corpus, which runs every case through this path first.
 
-Why: the chunked path stages each chunk in Arrow, in a temporary file and a ``_fast_seen``
-table, and commits row groups one after another on one thread, the chain of its wall
-time (BENCHMARKS.md, session 22); DuckDB's own parallel insert does none of that.
-Measured on this 2-core machine (session 23, same runs, medians): 1M episodes 6.73 s
-chunked, ~5.4 s whole, DuckDB's own ``CREATE TABLE AS ... read_json`` 2.75 s; 10M
-episodes 62 s chunked, 47 s whole, DuckDB 25-31 s; peak RSS 850 MB at 10M.
+Why: the chunked path stages each chunk in Arrow, in a temporary file and a
+``_fast_seen`` table, and commits row groups one after another on one thread, the
+chain of its wall time (BENCHMARKS.md, session 22); DuckDB's own parallel insert does
+none of that. Measured on this 2-core machine (session 23, ``benchmarks/
+bench_ingest.py``, medians of 3, the chunked path of the code before in the same runs):
+1M episodes 5.50 s (chunked 6.62 s, DuckDB's own ``CREATE TABLE AS ... read_json``
+3.03 s); the mixed 1M file 5.59 s (7.37, DuckDB 3.16); 10M episodes 49.9 s (DuckDB
+24.3; chunked 59.2 in earlier runs of the same hour), peak RSS 732 MB; the mixed 10M
+file 51.6 s (DuckDB 26.5), at most 990 MB.
 
 Not tried here (the chunked path as before): a lake (other writers), a compressed file or
 a stream (DuckDB would read them a second time), a store whose experiments declare
