@@ -6,9 +6,10 @@ both alike):
 - ``duckdb read_json``: DuckDB's own ``CREATE TABLE AS SELECT * FROM read_json(...)``
   into a file database: the practical ceiling;
 - ``evalatlas ingest``: :func:`evalatlas.store.ingest.ingest_paths` into a fresh store
-  (its chunked fast path for clean JSONL, which still checks every record against the
-  contract, quarantines exactly what the exact path would, and commits one transaction
-  per group of chunks that fills whole DuckDB row groups).
+  (its fast path for clean JSONL: the whole file in one statement when every line is
+  clean, else chunk by chunk, one transaction per group of chunks that fills whole
+  DuckDB row groups; either checks every record against the contract and quarantines
+  exactly what the exact path would).
 
 Reported per size: median wall seconds of each, the ratio (DuckDB's seconds / evalatlas'
 seconds, i.e. evalatlas' rate as a fraction of DuckDB's), the ingest's peak RSS (each

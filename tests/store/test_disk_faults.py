@@ -90,6 +90,7 @@ def test_a_full_disk_through_the_cli(tmp_path: Path, small_tmpfs) -> None:  # ty
     assert "Traceback" not in r.output and "Exception" not in r.output
 
 
+@pytest.mark.usefixtures("chunked_only")  # the whole-file try stages nothing
 def test_a_full_tmpdir_sends_the_fast_path_to_the_exact_one(
         tmp_path: Path, small_tmpfs, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     tmp = small_tmpfs("64k")

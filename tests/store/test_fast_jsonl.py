@@ -402,6 +402,7 @@ def _mixed_small(path: Path, n: int, every: int) -> Path:
     return path
 
 
+@pytest.mark.usefixtures("chunked_only")
 def test_a_mixed_files_groups_still_fill_row_groups(tmp_path: Path) -> None:
     """Experiment records among the lines neither flush the open group nor leave it
     short of a row group (DuckDB then writes its rows through the WAL, or merges
@@ -434,11 +435,18 @@ def test_a_mixed_files_groups_still_fill_row_groups(tmp_path: Path) -> None:
     assert models == {e: [m] for e, m in last.items()}
 
 
+@pytest.mark.parametrize("way", ["whole", "chunked"])
 def test_a_mixed_file_stores_what_the_exact_path_stores(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str,
+        request: pytest.FixtureRequest) -> None:
     """Small row groups, many chunks, experiment records in most of them: the same
-    episodes, experiments and models as the exact path, in groups of several chunks."""
+    episodes, experiments and models as the exact path, in groups of several chunks
+    (``chunked``), or in one statement with the experiment records written beside it
+    (``whole``, the fast path's first try)."""
     from evalatlas.adapters import jsonl_stream
+
+    if way == "chunked":
+        request.getfixturevalue("chunked_only")
 
     monkeypatch.setattr(jsonl_stream, "ROW_GROUP_LINES", 1024)
     path = _mixed_small(tmp_path / "m.jsonl", 6000, 700)
@@ -452,7 +460,11 @@ def test_a_mixed_file_stores_what_the_exact_path_stores(
                                         "ORDER BY experiment_id"),
                             store.query("SELECT llm_model, count(*) AS n FROM episodes "
                                         "GROUP BY 1 ORDER BY 1"))
-            if fast:
+            if fast and way == "whole":
+                assert rep.fast_path_chunks == 1 and not rep.fast_path_declined
+                assert store.query("SELECT sum(n_episodes) AS n FROM ingest_batches"
+                                   ) == [{"n": 6000}]
+            elif fast:
                 assert rep.fast_path_chunks > 10 and not rep.fast_path_declined
                 sizes = [r["n_episodes"] for r in store.query(
                     "SELECT n_episodes FROM ingest_batches WHERE n_episodes > 0 "
@@ -462,6 +474,7 @@ def test_a_mixed_file_stores_what_the_exact_path_stores(
     assert len(stored[True][0]) == 6000
 
 
+@pytest.mark.usefixtures("chunked_only")
 def test_a_failed_group_that_starts_inside_a_chunk_redoes_only_its_rows(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A mixed file's group may start with the rest of a chunk whose first rows the
