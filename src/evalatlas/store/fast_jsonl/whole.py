@@ -8,8 +8,9 @@ every line's keys and JSON types on a Python thread beside it (:mod:`.checker`, 
 the same file through the chunker, which also takes its SHA-256). Everything the
 chunked path (:mod:`.prepare`, :mod:`.commit`) checks is checked the same way here (the
 same SQL for the rows and their problems, :func:`.sql.select_rows`; the same redaction
-gate pattern; duplicate keys; the same batch completion), but nothing is located: any
-line the chunked path would treat specially (a problem, a line the redaction gate
+gate over each column's distinct values, after the insert; duplicate keys; the same
+batch completion), but nothing is located: any
+line the chunked path would treat specially (a problem, a cell the redaction gate
 flags, a duplicate key, a line msgspec does not vouch for, a blank line or one over the
 length limit, a record declaring a reward range) stops the statement or declines after
 it, the transaction is rolled back and the file goes through the chunked path from its
@@ -24,11 +25,10 @@ Why: the chunked path stages each chunk in Arrow, in a temporary file and a
 ``_fast_seen`` table, and commits row groups one after another on one thread, the
 chain of its wall time (BENCHMARKS.md, session 22); DuckDB's own parallel insert does
 none of that. Measured on this 2-core machine (session 23, ``benchmarks/
-bench_ingest.py``, medians of 3, the chunked path of the code before in the same runs):
-1M episodes 5.50 s (chunked 6.62 s, DuckDB's own ``CREATE TABLE AS ... read_json``
-3.03 s); the mixed 1M file 5.59 s (7.37, DuckDB 3.16); 10M episodes 49.9 s (DuckDB
-24.3; chunked 59.2 in earlier runs of the same hour), peak RSS 732 MB; the mixed 10M
-file 51.6 s (DuckDB 26.5), at most 990 MB.
+bench_ingest.py``, medians of 3, DuckDB's own ``CREATE TABLE AS ... read_json`` of the
+same file in the same runs): 1M episodes 4.85 s (DuckDB 2.81, the chunked path 6.61),
+the mixed 1M file 4.91 s (3.01; 7.18); 10M episodes 46.7 s (25.2; chunked 59.2 in
+earlier runs that hour), the mixed 10M file 47.2 s (27.0); peak RSS at most 854 MB.
 
 Not tried here (the chunked path as before): a lake (other writers), a compressed file or
 a stream (DuckDB would read them a second time), a store whose experiments declare
