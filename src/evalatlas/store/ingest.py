@@ -661,7 +661,8 @@ class _Run:
         report, batch = self.report, self.batch
         done = self.n_items
 
-        def progress(lines: int) -> None:  # from the checking thread
+        def progress(lines: int) -> None:  # from the checking thread, while this one
+            # waits in DuckDB's statement: the callback is never called twice at once
             if self.on_progress:
                 self.on_progress(source, done + lines)
 

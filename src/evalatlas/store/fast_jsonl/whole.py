@@ -67,8 +67,8 @@ from evalatlas.store.redaction import GATE_PATTERN, column_types, gated_columns
 
 WHOLE_MEMORY_LIMIT = "512MB"
 """DuckDB's budget during the statement (unless the user set
-:data:`~evalatlas.store.db.ENV_MEMORY`): peak RSS 850 MB at 10M episodes (session 23),
-under the 1.2 GB bound; nothing is staged outside DuckDB."""
+:data:`~evalatlas.store.db.ENV_MEMORY`): peak RSS 746-854 MB at 10M episodes (session
+23), under the 1.2 GB bound; nothing is staged outside DuckDB."""
 
 CHECK_CHUNK_BYTES = 32 << 20
 """The checking thread's chunk size (msgspec checks one at a time, in slices)."""
@@ -93,8 +93,9 @@ differently, and the count of episodes then differs from msgspec's, which declin
 
 
 class Declined(Exception):
-    """The whole-file try did not store the file (rolled back): the reason, for the
-    ingest report; the chunked path takes the file."""
+    """The whole-file try did not store the file (rolled back); the chunked path takes
+    the file and reports, as before, what it declines. The reason is for tests and
+    debugging: it names no line."""
 
 
 def eligible(store: StoreConnection, path: Path | str, narrowed: bool) -> bool:
