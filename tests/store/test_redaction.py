@@ -30,7 +30,7 @@ from fake_openai import FakeOpenAI
 from evalatlas.cli.main import app
 from evalatlas.store.db import StoreConnection
 from evalatlas.store.ingest import ingest_paths
-from evalatlas.store.redaction import redact_batch_in_place
+from evalatlas.store.redaction import batch_flagged, redact_batch_in_place
 
 runner = CliRunner()
 CORE = re.compile(rb"CANARY\d\d")
@@ -401,3 +401,26 @@ def test_redact_arrow_redacts_the_flagged_rows_in_place_and_leaves_the_rest() ->
     assert got[1][0] != rows[1][0] and got[0] == rows[0] and got[3] == rows[3]
     plain = tbl.filter(pa.array([i % 4 in (0, 3) for i in range(len(rows))]))
     assert redact_arrow("episodes", plain, types) is plain
+
+
+@pytest.mark.parametrize("cell, flagged", [
+    ("['bash', 'edit']", False),
+    ("['bash', 'export KEY=sk-abcdefghijklmnopqrstuvwx1234']", True),
+])
+def test_batch_flagged_scans_each_columns_distinct_values_of_one_batch(
+        cell: str, flagged: bool) -> None:
+    """The whole-file JSONL try's gate: a list item, a JSON text or a plain text of the
+    batch that matches the gate pattern flags it; other batches are not looked at."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (ingest_batch INTEGER, tools VARCHAR[], extra JSON, "
+                "note VARCHAR)")
+    con.execute(f"INSERT INTO t VALUES (1, {cell}, '{{\"k\": 1}}', 'ok'), "
+                "(1, ['bash'], NULL, NULL), "
+                "(2, ['ghp_abcdefghijklmnopqrstuvwxyz0123456789'], '{\"password\": 1}', "
+                "'Bearer x')")
+    columns = {"tools": "VARCHAR[]", "extra": "JSON", "note": "VARCHAR"}
+    assert batch_flagged(con, "t", 1, columns) is flagged
+    assert batch_flagged(con, "t", 2, columns) is True
+    assert batch_flagged(con, "t", 2, {}) is False
+    con.execute("INSERT INTO t VALUES (3, NULL, '{\"password\": \"x\"}', NULL)")
+    assert batch_flagged(con, "t", 3, columns) is True  # a JSON text's key

@@ -680,16 +680,14 @@ class _Run:
         try:
             n = whole.store_whole(self.store, path, source, episodes,
                                   pricing=batch.pricing, hasher=hasher, max_depth=depth,
-                                  progress=progress, write_others=write_others)
+                                  write_others=write_others, progress=progress)
         except whole.Declined:  # nothing written: write_others was not called
             batch.batch_id = episodes
             return False
         batch.written()
         report.batches += bool(n)
         report.episodes += n
-        report.fast_path_chunks += 1
-        report._fast_sources.add(source)
-        report.fast_path_files += 1
+        self.fast_written(source, 1)
         self.n_items += n
         self.progress(source)
         return True
@@ -750,12 +748,18 @@ class _Run:
         self.batch.batch_id += 1
         report.batches += 1
         report.episodes += group.n
-        report.fast_path_chunks += len(group.preps)
+        self.fast_written(source, len(group.preps))
+        self.n_items += group.n
+        self.progress(source)
+
+    def fast_written(self, source: str, chunks: int) -> None:
+        """Count ``chunks`` of ``source`` written by the fast path (a file stored whole
+        counts one), and the file once."""
+        report = self.report
+        report.fast_path_chunks += chunks
         if source not in report._fast_sources:
             report._fast_sources.add(source)
             report.fast_path_files += 1
-        self.n_items += group.n
-        self.progress(source)
 
     def group_lost(self, fj: FastJsonl, lost: GroupLost, source: str) -> None:
         """A write that failed was rolled back: its chunks take the exact path."""

@@ -223,7 +223,7 @@ def test_the_store_settings_are_restored(tmp_path: Path) -> None:
         assert s.con.execute(query).fetchall() == before
 
 
-def test_a_read_only_file_store_or_a_compressed_file_is_not_tried(tmp_path: Path) -> None:
+def test_a_compressed_file_a_folder_or_a_narrowed_range_is_not_tried(tmp_path: Path) -> None:
     import gzip
 
     src = _write(tmp_path / "e.jsonl", [_episode(i) for i in range(10)])

@@ -63,7 +63,7 @@ from evalatlas.store.db import (
 )
 from evalatlas.store.fast_jsonl import sql
 from evalatlas.store.fast_jsonl.checker import vouch
-from evalatlas.store.redaction import GATE_PATTERN, column_types, gated_columns
+from evalatlas.store.redaction import batch_flagged, column_types, gated_columns
 
 WHOLE_MEMORY_LIMIT = "512MB"
 """DuckDB's budget during the statement (unless the user set
@@ -119,8 +119,8 @@ exact path inside the whole-file try's transaction (the ingest's batches)."""
 
 def store_whole(store: StoreConnection, path: Path, source: str, batch_id: int, *,
                 pricing: Pricing, hasher: hashlib._Hash | None, max_depth: int,
-                progress: Callable[[int], None] | None = None,
-                write_others: OtherWriter | None = None) -> int:
+                write_others: OtherWriter,
+                progress: Callable[[int], None] | None = None) -> int:
     """Store every episode of ``path`` as batch ``batch_id``, and its other records
     through ``write_others``, in one transaction; return how many episodes. Declined
     (nothing written, ``write_others`` not called) when some line needs the chunked
@@ -256,37 +256,9 @@ class _Checker:
                 self.progress(self.lines)
 
 
-def _flagged(con: duckdb.DuckDBPyConnection, batch_id: int, types: dict[str, str]) -> bool:
-    """Whether some gated cell (:func:`~evalatlas.store.redaction.gated_columns`) of
-    batch ``batch_id``'s episodes matches :data:`~evalatlas.store.redaction.GATE_PATTERN`:
-    each column's distinct values (a list's distinct items) scanned once, after the
-    insert, as the chunked path's gate does per chunk
-    (:func:`~evalatlas.store.redaction.arrow_row_gate`).
-
-    Why after the insert, not a condition of it: the statement would scan every row's
-    cells (measured at 1M episodes, session 23: the gate in the statement cost ~1.3 of
-    ~10 CPU s; this query 0.14 s of wall time), where a batch's tasks, tools, models and
-    statuses repeat."""
-    pattern = sql.sql_str(GATE_PATTERN)
-    scans = []
-    for col, kind in gated_columns("episodes", types).items():
-        if col in sql.SET_AT_COMMIT:  # not the file's (the chunked path's gate skips them)
-            continue
-        q = f'"{col}"'
-        value = (f"unnest({q})" if kind == "VARCHAR[]"
-                 else f"CAST({q} AS VARCHAR)" if kind == "JSON" else q)
-        scans.append(f"SELECT DISTINCT {value} AS v FROM episodes "
-                     f"WHERE ingest_batch = {int(batch_id)}")
-    if not scans:
-        return False
-    union = " UNION ALL ".join(f"SELECT v FROM ({scan})" for scan in scans)
-    return bool(con.execute(f"SELECT coalesce(bool_or(regexp_matches(v, {pattern})), false) "
-                            f"FROM ({union})").fetchall()[0][0])
-
-
 def _insert(store: StoreConnection, path: Path, source: str, batch_id: int,
             pricing: Pricing, max_depth: int, check: _Checker,
-            write_others: OtherWriter | None) -> int:
+            write_others: OtherWriter) -> int:
     """The transaction: insert the episodes, then the checks that need every row, the
     other records, the batch's completion; commit."""
     con = store.con
@@ -319,16 +291,16 @@ def _insert(store: StoreConnection, path: Path, source: str, batch_id: int,
             dup = _duplicates(con, batch_id)
             if dup:
                 raise Declined(f"duplicate trajectory_id: {dup}")
-            if _flagged(con, batch_id, types):
+            gated = {col: kind for col, kind in gated_columns("episodes", types).items()
+                     if col not in sql.SET_AT_COMMIT}  # not the file's (as the chunked path)
+            if batch_flagged(con, "episodes", batch_id, gated):
                 raise Declined("a cell the redaction gate flags")
-            if check.others and write_others is None:
-                raise Declined("experiment records or measurements among the episodes")
             if replaces:  # the stored episodes of the same keys (the chunked path's DELETE)
                 con.execute("""DELETE FROM episodes WHERE ingest_batch <> $b
                     AND (experiment_id, trajectory_id) IN (
                         SELECT (experiment_id, trajectory_id) FROM episodes
                         WHERE ingest_batch = $b)""", {"b": batch_id})
-            if check.others and write_others is not None:
+            if check.others:
                 wrote = True
                 write_others(check.others)  # their batches complete their episodes
             # models from the stored experiments, computed costs (the chunked path's)
@@ -358,12 +330,14 @@ def _insert(store: StoreConnection, path: Path, source: str, batch_id: int,
 
 def _duplicates(con: duckdb.DuckDBPyConnection, batch_id: int) -> int:
     """How many keys (experiment id, trajectory id) batch ``batch_id`` holds more than
-    once. First by one 64-bit hash a key (0 in all but ~n²/2⁶⁵ of clean batches), then,
-    only when that finds any, by the keys themselves (a collision is no duplicate). Why:
-    grouping 10M pairs of strings took 1.75 s (its hash table over DuckDB's budget), the
-    hashes' count ~0.05 s a million (session 23)."""
+    once. First by the fast path's key hash (:func:`~.sql.key_hash`; 0 in all but a
+    few in a million clean 10M batches), then, only when that finds any, by the keys
+    themselves (a collision is no duplicate). Why: grouping 10M pairs of strings took
+    1.75 s (its hash table over DuckDB's budget); the hashes' count ~0.11 s a million
+    (session 23; DuckDB's bare ``hash`` of the joined key, ~0.05 s, collides on regular
+    ids, see ``key_hash``)."""
     hashed = con.execute(
-        "SELECT count(*) - count(DISTINCT hash(experiment_id || chr(0) || trajectory_id)) "
+        f"SELECT count(*) - count(DISTINCT {sql.key_hash()}) "
         "FROM episodes WHERE ingest_batch = ?", [batch_id]).fetchall()[0][0]
     if not hashed:
         return 0
