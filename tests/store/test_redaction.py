@@ -403,6 +403,22 @@ def test_redact_arrow_redacts_the_flagged_rows_in_place_and_leaves_the_rest() ->
     assert redact_arrow("episodes", plain, types) is plain
 
 
+def test_redact_arrow_returns_the_table_when_the_flagged_rows_hold_no_secret() -> None:
+    """The gate's prefilter flags more than holds a secret (a random id spelling "pwd",
+    as an Inspect sample's uuid may); when the redaction changes no flagged cell, the
+    table comes back as it was, not rebuilt."""
+    import pyarrow as pa
+
+    from evalatlas.store.redaction import arrow_row_gate, gated_columns, redact_arrow
+
+    types = {"extra": "JSON", "task_id": "VARCHAR"}
+    tbl = pa.table({"extra": ['{"uuid":"neqz9sFTHwxBQ8pWdzNwW5"}', '{"uuid":"abc"}'] * 3,
+                    "task_id": ["a", "b"] * 3})
+    assert arrow_row_gate(tbl, gated_columns("episodes", types)).tolist() == \
+        [True, False] * 3
+    assert redact_arrow("episodes", tbl, types) is tbl
+
+
 @pytest.mark.parametrize("cell, flagged", [
     ("['bash', 'edit']", False),
     ("['bash', 'export KEY=sk-abcdefghijklmnopqrstuvwx1234']", True),

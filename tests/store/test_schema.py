@@ -93,3 +93,55 @@ def test_column_types_read_off_the_ddl_are_the_created_tables() -> None:
     for table in (*TABLES, "quarantine"):
         created = {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()}
         assert schema.declared_types(table) == created
+
+
+ALL_TABLES = ("meta", "experiments", "episodes", "measurements", "quarantine",
+              "ingest_batches", "files")
+
+
+def test_a_file_store_declares_its_repeating_text_columns_dictionary_and_nothing_else(
+) -> None:
+    """:func:`schema.file_store_ddl` creates the tables of :data:`schema.DDL`, column for
+    column and type for type, and declares ``USING COMPRESSION dictionary`` exactly the
+    text columns :data:`schema.DICTIONARY_COLUMNS` names (every text column of a table
+    it maps to None)."""
+    plain, fil = duckdb.connect(), duckdb.connect()
+    plain.execute(schema.DDL)
+    fil.execute(schema.file_store_ddl())
+    for table in ALL_TABLES:
+        assert fil.execute(f"DESCRIBE {table}").fetchall() == \
+            plain.execute(f"DESCRIBE {table}").fetchall()
+    declared, table = set(), ""
+    for line in schema.file_store_ddl().splitlines():
+        if line.startswith("CREATE TABLE"):
+            table = line.split()[5]
+        elif "USING COMPRESSION dictionary" in line:
+            declared.add((table, line.split()[0]))
+    want = set()
+    for table, names in schema.DICTIONARY_COLUMNS.items():
+        text = [r[0] for r in plain.execute(f"DESCRIBE {table}").fetchall()
+                if r[1] in ("VARCHAR", "JSON")]
+        assert names is None or set(names) <= set(text), table
+        want |= {(table, c) for c in (text if names is None else names)}
+    assert declared == want and len(want) > 20
+
+
+def test_a_dictionary_column_stores_a_value_too_long_for_a_dictionary(tmp_path) -> None:
+    """DuckDB falls back to storing a value its dictionary cannot hold (larger than a
+    block) uncompressed: nothing is lost, the text reads back the same after a restart."""
+    db = str(tmp_path / "s.duckdb")
+    con = duckdb.connect(db)
+    con.execute(schema.file_store_ddl())
+    long_text = "x" * 3_000_000
+    long_json = '{"a": "' + "y" * 400_000 + '"}'
+    con.execute("INSERT INTO experiments (experiment_id, source_file, extra) "
+                "SELECT 'e' || i, CASE WHEN i = 2 THEN ? ELSE 's' END, "
+                "CASE WHEN i = 3 THEN ? ELSE '{}' END FROM range(6) r(i)",
+                [long_text, long_json])
+    con.execute("CHECKPOINT")
+    con.close()
+    con = duckdb.connect(db, read_only=True)
+    rows = con.execute("SELECT experiment_id, source_file, extra::VARCHAR FROM experiments "
+                       "ORDER BY experiment_id").fetchall()
+    assert [r[1] for r in rows] == ["s", "s", long_text, "s", "s", "s"]
+    assert [r[2] for r in rows] == ["{}", "{}", "{}", long_json, "{}", "{}"]

@@ -43,7 +43,9 @@ def complete_batch(store: BatchTarget, batch_id: int, experiment_ids: list[str],
     :func:`evalatlas.store.rows.agent_models`): it is skipped (~2 ms of a
     10,000-episode batch's CPU, for a join that updates no row).
     """
-    scope = "(e.ingest_batch = ? OR e.experiment_id IN (SELECT unnest(?::VARCHAR[])))"
+    # list_contains, not IN (SELECT unnest(...)): a scalar test per row instead of a
+    # join (the DISTINCT below: 1.27 -> 0.92 ms over an Inspect log's 4,000 episodes)
+    scope = "(e.ingest_batch = ? OR list_contains(?::VARCHAR[], e.experiment_id))"
     params: list[object] = [batch_id, experiment_ids]
     if not models_filled:
         _fill_models(store, scope, params)

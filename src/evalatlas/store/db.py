@@ -41,7 +41,9 @@ from evalatlas.store.schema import (
     QUARANTINE_COLUMNS,
     SCHEMA_VERSION,
     declared_types,
+    file_store_ddl,
 )
+from evalatlas.store.worker_threads import RESTORE_DEFAULT, WorkerThreads
 
 DEFAULT_DB = "evalatlas.duckdb"
 ENV_DB = "EVALATLAS_DB"
@@ -296,6 +298,24 @@ class StoreConnection:
     """True inside :meth:`atomic`: :meth:`write_batch` then joins the caller's transaction
     instead of committing each batch."""
 
+    _con: duckdb.DuckDBPyConnection
+    _threads: WorkerThreads
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The DuckDB connection (a cursor, for a :meth:`cursor_view`). Using it outside
+        a write first restores the worker threads a write left owed
+        (:mod:`evalatlas.store.worker_threads`)."""
+        con = self._con
+        threads = self._threads
+        if threads.owed is not None and not threads.depth:
+            threads.pay(con)
+        return con
+
+    @con.setter
+    def con(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False,
                  wait: float | None = None, create: bool = True,
                  data_path: str | Path | None = None, snapshot: int | None = None) -> None:
@@ -310,6 +330,7 @@ class StoreConnection:
         self._location = resolve_location(path)
         self.path = resolve_db_path(path)
         self.read_only = read_only
+        self._threads = WorkerThreads()
         if self._location.startswith("ducklake:"):
             self._open_lake(read_only=read_only, wait=wait, create=create,
                             data_path=data_path, snapshot=snapshot)
@@ -382,7 +403,13 @@ class StoreConnection:
         return type(self)(self._location, read_only=read_only, data_path=data_path)
 
     def _open(self, read_only: bool) -> None:
-        self.con = duckdb.connect(str(self.path), read_only=read_only)
+        # a writable store starts on one thread, DuckDB's default owed until a read
+        # (:mod:`evalatlas.store.worker_threads`): an ingest never starts a worker
+        # a file DuckDB creates now has no tables: no need to look for the schema (a
+        # failed lookup raises, ~1 ms)
+        new = str(self.path) == ":memory:" or not self.path.exists()
+        self.con = duckdb.connect(str(self.path), read_only=read_only,
+                                  config={} if read_only else {"threads": 1})
         try:
             register_functions(self.con)
             # DuckDB's own progress bar writes to stdout, which would corrupt --format json
@@ -391,12 +418,12 @@ class StoreConnection:
                 f"SET memory_limit = '{_memory_limit()}'; SET preserve_insertion_order = false; "
                 "SET enable_progress_bar = false")
             use_private_temp_directory(self.con, self.path)
-            if not read_only and not self._schema_current():
+            if not read_only and (new or not self._schema_current()):
                 # one transaction: an interrupt leaves no half schema; one thread, as
                 # an ingest's statements (:meth:`one_thread`: 7 -> 4 ms of CPU)
                 with self.one_thread():
                     self.con.execute("BEGIN TRANSACTION")
-                    self.con.execute(DDL)
+                    self.con.execute(file_store_ddl())
                     self.con.execute(MIGRATIONS)
                     # a DELETE and a plain INSERT: INSERT OR REPLACE into the new
                     # table cost 2.2 ms of CPU, these two 0.9
@@ -408,9 +435,11 @@ class StoreConnection:
                     self.con.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(duckdb.Error, RuntimeError):
-                self.con.execute("ROLLBACK")
-            self.con.close()
+                self._con.execute("ROLLBACK")
+            self._con.close()
             raise
+        if not read_only:
+            self._threads.owed = RESTORE_DEFAULT
         self._init_caches()
 
     def _schema_current(self) -> bool:
@@ -441,8 +470,9 @@ class StoreConnection:
     def close(self) -> None:
         """Close the connection; later use raises "store ... is closed" (a
         :class:`StoreError`). Closing twice is harmless."""
-        con = self.con
+        con = self._con  # not .con: closing pays no owed threads
         self.con = cast("duckdb.DuckDBPyConnection", ClosedConnection(self.path))
+        self._threads = WorkerThreads()
         con.close()
 
     @property
@@ -499,20 +529,14 @@ class StoreConnection:
         13 ms of CPU, and the same rows stored in the same size); the fast JSONL path
         runs single-threaded for the same reason. A lake is left alone: its writes
         wait on PostgreSQL round trips and Parquet uploads, where the threads overlap.
-        The setting is the instance's: readers sharing it run single-threaded meanwhile."""
+        The setting is the instance's: readers sharing it run single-threaded meanwhile.
+        The number before is restored when the connection is next used outside such a
+        block (:mod:`evalatlas.store.worker_threads`)."""
         if self.lake is not None or self.read_only:
             yield
             return
-        before = self.con.execute("SELECT current_setting('threads')").fetchall()[0][0]
-        if int(before) == 1:
+        with self._threads.single(self._con):
             yield
-            return
-        self.con.execute("SET threads = 1")
-        try:
-            yield
-        finally:
-            with contextlib.suppress(duckdb.Error, RuntimeError):
-                self.con.execute(f"SET threads = {int(before)}")
 
     @contextlib.contextmanager
     def read_budget(self) -> Iterator[None]:
@@ -559,7 +583,9 @@ class StoreConnection:
         one thread: it reads the last committed state (DuckDB's MVCC) while this
         connection may be writing. Close it when done; the instance stays open."""
         view = type(self).__new__(type(self))
-        view.__dict__.update({k: v for k, v in self.__dict__.items() if k != "con"})
+        # the worker threads' state is shared: a view's first read pays what a write
+        # of this connection left owed
+        view.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_con"})
         view._atomic = False
         view._schemas, view._column_types = {}, {}
         view.con = self.cursor()  # the instance's functions are the cursor's too
