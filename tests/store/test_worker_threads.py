@@ -79,6 +79,12 @@ def test_a_view_pays_what_a_write_left_owed(tmp_path: Path) -> None:
             view.close()
 
 
+def test_asking_whether_a_store_is_closed_pays_nothing(tmp_path: Path) -> None:
+    with StoreConnection(tmp_path / "s.duckdb") as s:
+        assert not s.closed and repr(s).endswith("(open)>")
+        assert s._threads.owed == RESTORE_DEFAULT and _threads(s._con) == 1
+
+
 def test_read_only_and_closed_stores_owe_nothing(tmp_path: Path) -> None:
     db = tmp_path / "s.duckdb"
     StoreConnection(db).close()

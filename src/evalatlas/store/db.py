@@ -478,7 +478,7 @@ class StoreConnection:
     @property
     def closed(self) -> bool:
         """True after :meth:`close` (and when opening failed)."""
-        return isinstance(getattr(self, "con", None), ClosedConnection | None)
+        return isinstance(getattr(self, "_con", None), ClosedConnection | None)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "read-only" if self.read_only else "open"
