@@ -403,11 +403,11 @@ class StoreConnection:
         return type(self)(self._location, read_only=read_only, data_path=data_path)
 
     def _open(self, read_only: bool) -> None:
-        # a writable store starts on one thread, DuckDB's default owed until a read
-        # (:mod:`evalatlas.store.worker_threads`): an ingest never starts a worker
         # a file DuckDB creates now has no tables: no need to look for the schema (a
         # failed lookup raises, ~1 ms)
         new = str(self.path) == ":memory:" or not self.path.exists()
+        # a writable store starts on one thread, DuckDB's default owed until a read
+        # (:mod:`evalatlas.store.worker_threads`): an ingest never starts a worker
         self.con = duckdb.connect(str(self.path), read_only=read_only,
                                   config={} if read_only else {"threads": 1})
         try:

@@ -40,8 +40,8 @@ class WorkerThreads:
         self._lock = threading.Lock()
 
     def pay(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Run the owed setting on ``con``, unless a write block is running (then the
-        last block to end leaves it owed again)."""
+        """Run the owed setting on ``con``, unless a write block is running (then it
+        stays owed, for the first use after the last block ends)."""
         with self._lock:
             sql, self.owed = (None, self.owed) if self.depth else (self.owed, None)
         if sql is not None:
