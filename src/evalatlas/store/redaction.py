@@ -295,9 +295,8 @@ def batch_flagged(con: duckdb.DuckDBPyConnection, table: str, batch_id: int,
     if not scans:
         return False
     union = " UNION ALL ".join(f"SELECT v FROM ({scan})" for scan in scans)
-    pattern = "'" + GATE_PATTERN.replace("'", "''") + "'"
-    return bool(con.execute(f"SELECT coalesce(bool_or(regexp_matches(v, {pattern})), "
-                            f"false) FROM ({union})").fetchall()[0][0])
+    return bool(con.execute(f"SELECT coalesce(bool_or(regexp_matches(v, ?)), false) "
+                            f"FROM ({union})", [GATE_PATTERN]).fetchall()[0][0])
 
 
 def redact_arrow(table: str, rows: pa.Table, types: dict[str, str]) -> pa.Table:
